@@ -1,0 +1,301 @@
+/**
+ * @file cake.h
+ * @brief Cake: fused training kernels for large models, behind a stable C ABI.
+ *
+ * This is the only public header of libcake.so. It is C99 and needs no CUDA header: streams are
+ * `struct CUstream_st *`, which is what both the driver's `CUstream` and the runtime's
+ * `cudaStream_t` are. Device pointers are plain `void *` / `const void *`.
+ *
+ * ABI rules: functions are only added; every public struct starts with `struct_size` and only
+ * grows at its end (initialise it with the matching `*_init` function, which sets `struct_size`
+ * and every default); enum values are explicit and never renumbered; handles are opaque.
+ *
+ * Threads: every function may be called from many threads at once, except that a handle must
+ * not be used while it is being created or destroyed. `cake_last_error_message()` is
+ * thread-local.
+ *
+ * Streams and graphs: every launching call is asynchronous on the caller's stream. It performs
+ * no allocation and no synchronisation, so it may be captured in a CUDA graph. Scratch memory
+ * (workspace) is supplied by the caller after a size query.
+ */
+#ifndef CAKE_H_
+#define CAKE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Marks an exported function (default visibility; the library hides everything else). */
+#if defined(__GNUC__)
+#define CAKE_API __attribute__((visibility("default")))
+#else
+#define CAKE_API
+#endif
+
+/** @name Version */
+/** @{ */
+#define CAKE_VERSION_MAJOR 0 /**< Incremented when the ABI breaks (never, we intend). */
+#define CAKE_VERSION_MINOR 1 /**< Incremented when functions or fields are added. */
+#define CAKE_VERSION_PATCH 0 /**< Incremented for fixes. */
+/** The version as one number: major * 10000 + minor * 100 + patch. */
+#define CAKE_VERSION (CAKE_VERSION_MAJOR * 10000 + CAKE_VERSION_MINOR * 100 + CAKE_VERSION_PATCH)
+/** @} */
+
+/** Status of every call. Values are stable; new codes are only appended. */
+typedef enum cake_status {
+  CAKE_STATUS_SUCCESS = 0,                /**< The call did what it was asked. */
+  CAKE_STATUS_INVALID_ARGUMENT = 1,       /**< An argument is wrong; the message names it. */
+  CAKE_STATUS_ARCH_UNSUPPORTED = 2,       /**< The device is older than sm_90 or no table loads. */
+  CAKE_STATUS_DRIVER_UNAVAILABLE = 3,     /**< libcuda.so.1 could not be loaded or initialised. */
+  CAKE_STATUS_CUDA_ERROR = 4,             /**< A CUDA driver call failed; the message has its name. */
+  CAKE_STATUS_INSUFFICIENT_WORKSPACE = 5, /**< The workspace is smaller than its size query says. */
+  CAKE_STATUS_UNSUPPORTED_SHAPE = 6,      /**< A size or width no program serves (e.g. D). */
+  CAKE_STATUS_MISALIGNED = 7,             /**< A pointer or stride breaks an alignment rule. */
+  CAKE_STATUS_INVALID_HANDLE = 8,         /**< A NULL or destroyed handle. */
+  CAKE_STATUS_PROGRAM_NOT_FOUND = 9,      /**< A forced program name is unknown or cannot serve. */
+  CAKE_STATUS_INTERNAL_ERROR = 10,        /**< A broken invariant inside Cake; please report. */
+  CAKE_STATUS_NO_DEVICE = 11,             /**< The driver loaded but no such device ordinal. */
+} cake_status_t;
+
+/** Architecture tables shipped in the library. */
+typedef enum cake_arch {
+  CAKE_ARCH_NONE = 0,
+  CAKE_ARCH_SM90 = 90,   /**< H100, H200: sm_90a SASS + compute_90 PTX. */
+  CAKE_ARCH_SM100 = 100, /**< B200: sm_100a SASS. */
+  CAKE_ARCH_SM103 = 103, /**< GB300: sm_103a SASS. */
+  CAKE_ARCH_SM107 = 107, /**< R200: sm_107a SASS, or sm_100f SASS + compute_100 PTX. */
+} cake_arch_t;
+
+/** Element types. */
+typedef enum cake_dtype {
+  CAKE_DTYPE_BF16 = 1,
+  CAKE_DTYPE_F32 = 2,
+} cake_dtype_t;
+
+/** Opaque handle: one device, its primary context, and the loaded program table. */
+typedef struct cake_handle_st *cake_handle_t;
+
+/** A CUDA stream; the same type as CUstream and cudaStream_t. NULL is the legacy default stream. */
+typedef struct CUstream_st *cake_stream_t;
+
+/** @return The run-time version, in the form of #CAKE_VERSION. */
+CAKE_API int cake_version(void);
+
+/**
+ * Name of a status.
+ * @param[in] status Any value; unknown ones give "CAKE_STATUS_UNKNOWN".
+ * @return A static string naming @p status (e.g. "CAKE_STATUS_INVALID_ARGUMENT"); never NULL.
+ */
+CAKE_API const char *cake_status_string(cake_status_t status);
+
+/**
+ * @return The message of the last failing call on this thread: which argument, which value,
+ * what was expected. Empty string when the last call succeeded. Valid until the next Cake call
+ * on this thread.
+ */
+CAKE_API const char *cake_last_error_message(void);
+
+/** Options for cake_create_ex(). Initialise with cake_handle_options_init(). */
+typedef struct cake_handle_options {
+  size_t struct_size; /**< sizeof(cake_handle_options), set by the init function. */
+  /**
+   * Route with this architecture's table instead of the device's own (for tests and A/B).
+   * On an sm_90 device the other tables' programs run from a cross-check image compiled for
+   * sm_90 from the same manifests. CAKE_ARCH_NONE (default): the device's table.
+   */
+  cake_arch_t table;
+  /** Route as if the device had this many SMs (for tests); 0 (default): the real count. */
+  int32_t sm_count;
+} cake_handle_options;
+
+/**
+ * Set @p options to defaults (its struct_size included).
+ * @param[out] options The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p options is NULL.
+ */
+CAKE_API cake_status_t cake_handle_options_init(cake_handle_options *options);
+
+/**
+ * Create a handle for device @p device_ordinal: loads the driver (first time), retains the
+ * device's primary context, loads the architecture's program image once.
+ * @param[out] handle          Receives the handle; set to NULL on failure.
+ * @param[in]  device_ordinal  CUDA device ordinal (as cuDeviceGet numbers them).
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT, CAKE_STATUS_DRIVER_UNAVAILABLE,
+ *         CAKE_STATUS_NO_DEVICE, CAKE_STATUS_ARCH_UNSUPPORTED, CAKE_STATUS_CUDA_ERROR.
+ * Not thread-safe with respect to the handle it creates (there is none yet); safe otherwise.
+ */
+CAKE_API cake_status_t cake_create(cake_handle_t *handle, int device_ordinal);
+
+/**
+ * As cake_create(), with options (may be NULL for defaults).
+ * @param[out] handle   Receives the handle.
+ * @param[in]  device_ordinal CUDA device ordinal.
+ * @param[in]  options  NULL or initialised options; a struct_size from a newer header whose
+ *                      extra fields are non-zero is rejected.
+ * @return As cake_create().
+ */
+CAKE_API cake_status_t cake_create_ex(cake_handle_t *handle, int device_ordinal,
+                                      const cake_handle_options *options);
+
+/**
+ * Destroy a handle: unloads its module and releases the primary context. No call on the handle
+ * may be running or follow. Work already queued on streams must have finished.
+ * @param[in] handle The handle, or NULL (then nothing happens).
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_CUDA_ERROR if unloading failed.
+ */
+CAKE_API cake_status_t cake_destroy(cake_handle_t handle);
+
+/** What a handle serves. Initialise with cake_device_info_init(). */
+typedef struct cake_device_info {
+  size_t struct_size;             /**< sizeof(cake_device_info). */
+  int32_t device_ordinal;         /**< As given to cake_create(). */
+  int32_t cc_major;               /**< Compute capability, major. */
+  int32_t cc_minor;               /**< Compute capability, minor. */
+  int32_t sm_count;               /**< Multiprocessors (the real count). */
+  int32_t routing_sm_count;       /**< The count routes use (options.sm_count, else sm_count). */
+  cake_arch_t table;              /**< The route table in use. */
+  int32_t jit;                    /**< 1 when the image is PTX compiled by the driver at load. */
+  int32_t cross_check;            /**< 1 when another table's programs run from the sm_90 image. */
+  int32_t program_count;          /**< Programs in the table. */
+  char image[32];                 /**< The image loaded, e.g. "sm_90a", "compute_100 (PTX)". */
+  char device_name[96];           /**< The driver's device name. */
+} cake_device_info;
+
+/**
+ * Set @p info's struct_size and zero the rest.
+ * @param[out] info The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p info is NULL.
+ */
+CAKE_API cake_status_t cake_device_info_init(cake_device_info *info);
+
+/**
+ * Describe the handle's device and table.
+ * @param[in]  handle A live handle.
+ * @param[out] info   Initialised with cake_device_info_init(); filled up to its struct_size.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT.
+ */
+CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info *info);
+
+/** Which program a call runs, and why. Initialise with cake_program_info_init(). */
+typedef struct cake_program_info {
+  size_t struct_size;   /**< sizeof(cake_program_info). */
+  char name[64];        /**< Stable program name, e.g. "sm90.ng_fwd_d128_short". */
+  char kernel[80];      /**< The kernel symbol in the image. */
+  int32_t forced;       /**< 1 when the caller forced it by name. */
+  int32_t threads;      /**< CTA size. */
+  int32_t ctas_per_sm;  /**< CTAs per SM the register budget is fitted to. */
+  int64_t grid;         /**< CTAs the launch would use (product of the grid dimensions). */
+  int64_t metric;       /**< The route's size metric for this call (normgate: rows per SM,
+                             rounded down; swiglu: M*K). */
+  int64_t metric_lo;    /**< The chosen route's inclusive lower bound (-1 when forced). */
+  int64_t metric_hi;    /**< The chosen route's exclusive upper bound (-1 when forced, or open). */
+} cake_program_info;
+
+/**
+ * Set @p info's struct_size and zero the rest.
+ * @param[out] info The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p info is NULL.
+ */
+CAKE_API cake_status_t cake_program_info_init(cake_program_info *info);
+
+/**
+ * Number of programs in the handle's table (index them with cake_program_name()).
+ * @param[in] handle A live handle.
+ * @return The count, or -1 for a bad handle.
+ */
+CAKE_API int cake_program_count(cake_handle_t handle);
+
+/**
+ * Name of program @p index of the handle's table (for listing and forcing by name).
+ * @param[in] handle A live handle.
+ * @param[in] index  0 .. cake_program_count() - 1.
+ * @return A static string, or NULL when the handle or index is invalid.
+ */
+CAKE_API const char *cake_program_name(cake_handle_t handle, int index);
+
+/* ---------------------------------------------------------------------------------------- */
+/** @name SiLU-gated RMSNorm (normgate): y = rmsnorm(x) * w * silu(z), per row of width d.  */
+/** @{ */
+
+/** How dw is reduced in the backward. */
+typedef enum cake_normgate_package {
+  CAKE_NORMGATE_DETERMINISTIC = 0,     /**< dw bits depend only on the inputs and row count. */
+  CAKE_NORMGATE_NONDETERMINISTIC = 1,  /**< FP64 atomics; dw within 1 ulp of the deterministic. */
+} cake_normgate_package_t;
+
+/** Backward flags (bitwise OR). */
+typedef enum cake_normgate_flags {
+  CAKE_NORMGATE_DW_ACCUMULATE = 1, /**< dw += gradient instead of dw = gradient. */
+  CAKE_NORMGATE_DW_SKIP = 2,       /**< Do not compute dw (dw may be NULL). */
+} cake_normgate_flags_t;
+
+/**
+ * Shape and options of a normgate call. Initialise with cake_normgate_desc_init(). Strides are
+ * in elements between consecutive rows (>= d; the last dimension is contiguous); 0 means packed
+ * (= d).
+ */
+typedef struct cake_normgate_desc {
+  size_t struct_size;       /**< sizeof(cake_normgate_desc). */
+  int64_t rows;             /**< Rows (tokens x heads), > 0. */
+  int32_t d;                /**< Row width: a multiple of 8, 8..8192. */
+  float eps;                /**< Added to mean(x^2); finite and >= 0. Default 1e-6. */
+  int64_t x_stride;         /**< Row stride of x. */
+  int64_t z_stride;         /**< Row stride of z. */
+  int64_t y_stride;         /**< Row stride of y (forward). */
+  int64_t dy_stride;        /**< Row stride of dy (backward). */
+  int64_t dx_stride;        /**< Row stride of dx (backward). */
+  int64_t dz_stride;        /**< Row stride of dz (backward). */
+  cake_normgate_package_t package; /**< Default CAKE_NORMGATE_DETERMINISTIC. */
+  cake_dtype_t dw_dtype;    /**< CAKE_DTYPE_BF16 (default) or CAKE_DTYPE_F32. */
+  uint32_t flags;           /**< cake_normgate_flags_t bits. */
+  /** NULL: the router picks; else the name of a program of the handle's table to force. */
+  const char *program;
+} cake_normgate_desc;
+
+/**
+ * Set @p desc to defaults: eps 1e-6, packed strides, deterministic package, BF16 dw, routed.
+ * @param[out] desc The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL.
+ */
+CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc);
+
+/**
+ * Forward: y = bf16(rmsnorm(x) * w * silu(z)), FP32 inside, one rounding.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   Shape and options (rows, d, eps, x/z/y strides, program).
+ * @param[in]  x      BF16 [rows, x_stride], 16-byte aligned.
+ * @param[in]  z      BF16 [rows, z_stride], 16-byte aligned.
+ * @param[in]  w      BF16 [d], 16-byte aligned.
+ * @param[out] y      BF16 [rows, y_stride], 16-byte aligned.
+ * @param[out] rstd   NULL, or FP32 [rows]: 1/sqrt(mean(x^2)+eps) per row.
+ * @param[in]  stream The stream to launch on.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
+ *         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED, CAKE_STATUS_PROGRAM_NOT_FOUND,
+ *         CAKE_STATUS_CUDA_ERROR. Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_normgate_desc *desc,
+                                             const void *x, const void *z, const void *w,
+                                             void *y, float *rstd, cake_stream_t stream);
+
+/**
+ * Which program cake_normgate_forward() would run for @p desc, and why. Touches no device
+ * memory and launches nothing.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   As for cake_normgate_forward().
+ * @param[out] info   Initialised with cake_program_info_init(); receives the choice.
+ * @return As cake_normgate_forward(), without the pointer checks.
+ */
+CAKE_API cake_status_t cake_normgate_forward_query(cake_handle_t handle,
+                                                   const cake_normgate_desc *desc,
+                                                   cake_program_info *info);
+
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CAKE_H_ */

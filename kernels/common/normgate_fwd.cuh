@@ -1,0 +1,201 @@
+// Normgate forward bodies: y = bf16(rmsnorm(x) * w * silu(z)).
+//
+// Versions (each a program knob set, all computing the same bits; see normgate_math.cuh):
+//  - tuned (D = 64, 128, 256): a group of D/8 lanes holds one row, each lane one 16-byte
+//    vector of x and z; kRowsPerGroup rows are loaded before the first is used, so each lane
+//    has 2*kRowsPerGroup 16-byte loads in flight. Consecutive groups take consecutive rows, so
+//    a warp reads one contiguous span when rows are packed.
+//  - general (D = 0 in the manifest: any multiple of 8 up to 8192): a warp per row, the leaves
+//    of the reduction staged in shared memory and reduced in the canonical tree there; x is
+//    read twice (the second read hits L1/L2).
+// Every program loops over row blocks with stride gridDim.x, so the grid is a launch choice
+// (one block per CTA, or a persistent grid). With kPrefetch > 0 thread 0 also warms L2 with
+// one bulk prefetch per tensor for the CTA's blocks kPrefetch trips ahead, when x and z rows
+// are packed (the mid form).
+#pragma once
+#include <stdint.h>
+
+#include "normgate_math.cuh"
+#include "normgate_params.h"
+#include "vector_io.cuh"
+
+namespace cake {
+
+template <int kOp_, int kD_, int kThreads_, int kRowsPerGroup_, int kPrefetch_, int kPersistent_>
+struct NormgateCfg {
+  static constexpr int kOp = kOp_;
+  static constexpr int kD = kD_;  // 0: general
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kRowsPerGroup = kRowsPerGroup_;
+  static constexpr int kPrefetch = kPrefetch_;
+  static constexpr int kPersistent = kPersistent_;
+  static_assert(kThreads % 32 == 0, "whole warps");
+  static_assert(kD == 0 || kD == 64 || kD == 128 || kD == 256, "tuned widths");
+  static_assert(kRowsPerGroup >= 1 && kRowsPerGroup <= 8, "rows per group");
+};
+
+namespace ng {
+
+__device__ __forceinline__ void prefetch_block(const cake_normgate_params &p, int64_t b) {
+  if (b >= p.num_blocks) return;
+  const int64_t row0 = b * p.rows_per_block;
+  const int64_t nrows = min(p.rows_per_block, p.rows - row0);
+  const uint32_t bytes = static_cast<uint32_t>(nrows * p.d * 2);
+  prefetch_l2_bulk(p.x + row0 * p.d, bytes);
+  prefetch_l2_bulk(p.z + row0 * p.d, bytes);
+}
+
+// The row's scale s and rstd (n = (x*s)*rstd) from this lane's leaf of a group-held row.
+template <int kLanes>
+__device__ __forceinline__ void group_row_stats(const float (&xf)[8], int d, float eps,
+                                                unsigned mask, float &s, float &rstd) {
+  float ss = group_sum<kLanes>(chunk_sumsq<false>(xf, 1.0f), mask);
+  s = 1.0f;
+  if (isinf(ss)) {  // group-uniform: every lane of the group holds the same ss
+    const float amax = group_max<kLanes>(chunk_absmax(xf), mask);
+    if (isfinite(amax)) {
+      s = overflow_scale(amax);
+      ss = group_sum<kLanes>(chunk_sumsq<true>(xf, s), mask);
+      rstd = rstd_from_sumsq(ss, d, scaled_eps(eps, s));
+      return;
+    }
+  }
+  rstd = rstd_from_sumsq(ss, d, eps);
+}
+
+template <class Cfg>
+__device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
+  constexpr int kLanes = Cfg::kD / 8;
+  constexpr int kGroups = Cfg::kThreads / kLanes;
+  constexpr int kR = Cfg::kRowsPerGroup;
+  const int lane = threadIdx.x % kLanes;
+  const int group = threadIdx.x / kLanes;
+  const unsigned mask = group_mask<kLanes>();
+
+  float wf[8];
+  unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+
+  if (Cfg::kPrefetch > 0 && threadIdx.x == 0 && p.packed) {
+    for (int k = 1; k <= Cfg::kPrefetch; ++k) prefetch_block(p, blockIdx.x + int64_t(k) * gridDim.x);
+  }
+  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
+    if (Cfg::kPrefetch > 0 && threadIdx.x == 0 && p.packed && b != blockIdx.x) {
+      prefetch_block(p, b + int64_t(Cfg::kPrefetch) * gridDim.x);
+    }
+    const int64_t row0 = b * int64_t(kGroups * kR);
+    uint4 xv[kR], zv[kR];
+    // Prologue: every load of the block in flight before the first use.
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = row0 + r * kGroups + group;
+      if (row < p.rows) {
+        xv[r] = load16<kLoadDefault>(p.x + row * p.x_stride + lane * 8);
+        zv[r] = load16<kLoadDefault>(p.z + row * p.z_stride + lane * 8);
+      } else {
+        xv[r] = make_uint4(0, 0, 0, 0);
+        zv[r] = make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = row0 + r * kGroups + group;
+      float xf[8], zf[8], yf[8];
+      unpack8(xv[r], xf);
+      unpack8(zv[r], zf);
+      float s, rstd;
+      group_row_stats<kLanes>(xf, Cfg::kD, p.eps, mask, s, rstd);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
+      if (row < p.rows) {
+        store16(p.y + row * p.y_stride + lane * 8, pack8(yf));
+        if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+      }
+    }
+  }
+}
+
+constexpr int kGeneralMaxLeaves = 1024;  // D <= 8192
+
+// Canonical tree over a row's leaves, staged in this warp's shared slice.
+template <bool kScaled>
+__device__ __forceinline__ float warp_tree_sumsq(const uint16_t *xr, int n, int p2, float *leaves,
+                                                 int lane, float s) {
+  for (int c = lane; c < p2; c += 32) {
+    float v = 0.0f;
+    if (c < n) {
+      float xf[8];
+      unpack8(load16<kLoadDefault>(xr + c * 8), xf);
+      v = chunk_sumsq<kScaled>(xf, s);
+    }
+    leaves[c] = v;
+  }
+  __syncwarp();
+  for (int h = 1; h < p2; h <<= 1) {
+    for (int c = lane * 2 * h; c < p2; c += 64 * h) leaves[c] = __fadd_rn(leaves[c], leaves[c + h]);
+    __syncwarp();
+  }
+  const float total = leaves[0];
+  __syncwarp();
+  return total;
+}
+
+template <class Cfg>
+__device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
+  constexpr int kWarps = Cfg::kThreads / 32;
+  __shared__ float leaves_all[kWarps][kGeneralMaxLeaves];
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  float *leaves = leaves_all[warp];
+  const int n = p.d / 8;
+  int p2 = 1;
+  while (p2 < n) p2 <<= 1;
+
+  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
+    const int64_t row = b * kWarps + warp;
+    if (row >= p.rows) continue;  // warp-uniform
+    const uint16_t *xr = p.x + row * p.x_stride;
+    const uint16_t *zr = p.z + row * p.z_stride;
+    uint16_t *yr = p.y + row * p.y_stride;
+    float ss = warp_tree_sumsq<false>(xr, n, p2, leaves, lane, 1.0f);
+    float s = 1.0f, rstd;
+    float eps = p.eps;
+    if (isinf(ss)) {
+      float amax = 0.0f;
+      for (int c = lane; c < n; c += 32) {
+        float xf[8];
+        unpack8(load16<kLoadDefault>(xr + c * 8), xf);
+        amax = fmaxf(amax, chunk_absmax(xf));
+      }
+      amax = group_max<32>(amax, 0xffffffffu);
+      if (isfinite(amax)) {
+        s = overflow_scale(amax);
+        ss = warp_tree_sumsq<true>(xr, n, p2, leaves, lane, s);
+        eps = scaled_eps(p.eps, s);
+      }
+    }
+    rstd = rstd_from_sumsq(ss, p.d, eps);
+    for (int c = lane; c < n; c += 32) {
+      float xf[8], zf[8], wf[8], yf[8];
+      unpack8(load16<kLoadDefault>(xr + c * 8), xf);
+      unpack8(load16<kLoadDefault>(zr + c * 8), zf);
+      unpack8(load16<kLoadDefault>(p.w + c * 8), wf);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
+      store16(yr + c * 8, pack8(yf));
+    }
+    if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+  }
+}
+
+}  // namespace ng
+
+template <class Cfg>
+__device__ __forceinline__ void normgate_fwd(const cake_normgate_params &p) {
+  if constexpr (Cfg::kD == 0) {
+    ng::fwd_general<Cfg>(p);
+  } else {
+    ng::fwd_tuned<Cfg>(p);
+  }
+}
+
+}  // namespace cake

@@ -1,0 +1,25 @@
+// Expands the manifest's CAKE_NORMGATE_PROGRAM lines into extern "C" kernels. The includer
+// defines CAKE_KERNEL_NAME(sym) (it pastes the architecture prefix).
+#pragma once
+#include "normgate_fwd.cuh"
+#include "program_desc.h"
+
+namespace cake {
+
+template <class Cfg>
+__device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
+  static_assert(Cfg::kOp == CAKE_NG_OP_FWD, "normgate op not implemented");
+  normgate_fwd<Cfg>(p);
+}
+
+}  // namespace cake
+
+#ifndef CAKE_NORMGATE_PROGRAM
+#define CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch,      \
+                              persistent)                                                   \
+  extern "C" __global__ void __launch_bounds__(threads, min_ctas)                           \
+      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_normgate_params p) {               \
+    cake::normgate_program<                                                                 \
+        cake::NormgateCfg<op, d, threads, rows_per_group, prefetch, persistent>>(p);        \
+  }
+#endif

@@ -1,0 +1,92 @@
+// Normgate arithmetic every program shares, so that every program of a form computes the same
+// bits. The row reduction has one canonical order, whatever the schedule:
+//   leaf c  = sum of squares of columns [8c, 8c+8), in column order (one fma chain);
+//   tree    = full binary tree over leaves 0..P-1 (P = D/8 rounded up to a power of two, missing
+//             leaves are +0), adjacent pairs first.
+// A program that holds leaf c in lane c of a group reproduces the tree with xor-shuffles of
+// distance 1, 2, 4, ... (a+b and b+a are the same bits); one that stages leaves in shared memory
+// runs the same levels there.
+// All roundings are explicit (__f*_rn) so that no contraction changes them between programs or
+// architectures; rstd is the correctly rounded reciprocal square root, not MUFU.RSQ.
+#pragma once
+#include <stdint.h>
+
+namespace cake {
+namespace ng {
+
+template <bool kScaled>
+__device__ __forceinline__ float chunk_sumsq(const float (&v)[8], float scale) {
+  float a = kScaled ? __fmul_rn(v[0], scale) : v[0];
+  float acc = __fmul_rn(a, a);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) {
+    a = kScaled ? __fmul_rn(v[i], scale) : v[i];
+    acc = __fmaf_rn(a, a, acc);
+  }
+  return acc;
+}
+
+__device__ __forceinline__ float chunk_absmax(const float (&v)[8]) {
+  float m = fabsf(v[0]);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) m = fmaxf(m, fabsf(v[i]));
+  return m;
+}
+
+// Sum over the kLanes lanes of a group (lanes aligned to kLanes), canonical tree order.
+template <int kLanes>
+__device__ __forceinline__ float group_sum(float v, unsigned mask) {
+#pragma unroll
+  for (int off = 1; off < kLanes; off <<= 1) v = __fadd_rn(v, __shfl_xor_sync(mask, v, off));
+  return v;
+}
+
+template <int kLanes>
+__device__ __forceinline__ float group_max(float v, unsigned mask) {
+#pragma unroll
+  for (int off = 1; off < kLanes; off <<= 1) v = fmaxf(v, __shfl_xor_sync(mask, v, off));
+  return v;
+}
+
+// Lane mask of the kLanes-lane group holding this lane.
+template <int kLanes>
+__device__ __forceinline__ unsigned group_mask() {
+  if constexpr (kLanes >= 32) {
+    return 0xffffffffu;
+  } else {
+    const unsigned base = (threadIdx.x & 31u) & ~unsigned(kLanes - 1);
+    return ((1u << kLanes) - 1u) << base;
+  }
+}
+
+// 1/sqrt(sumsq/d + eps), correctly rounded at each step.
+__device__ __forceinline__ float rstd_from_sumsq(float sumsq, int d, float eps) {
+  return __frsqrt_rn(__fadd_rn(__fdiv_rn(sumsq, static_cast<float>(d)), eps));
+}
+
+// When sum(x^2) overflows FP32 for a finite row, the row is scaled by a power of two s with
+// amax*s in [2, 4) (exact; s itself is a normal float for every finite amax) and the statistics
+// recomputed: n = (x*s) * rstd_s with rstd_s = 1/sqrt(mean((x s)^2) + eps s^2). The scaled sum
+// is at most 16 * 8192. For ordinary rows s = 1 and nothing changes.
+__device__ __forceinline__ float overflow_scale(float amax) {
+  const uint32_t e = __float_as_uint(amax) >> 23;  // biased exponent, <= 254 for finite amax
+  return __uint_as_float((255u - e) << 23);
+}
+
+__device__ __forceinline__ float scaled_eps(float eps, float s) {
+  return __fmul_rn(__fmul_rn(eps, s), s);
+}
+
+// sigmoid(z) = 1 / (1 + exp(-z)); expf (not __expf) and a correctly rounded reciprocal, so the
+// value is the same on every architecture. Saturates to 0 or 1 without NaN for finite z.
+__device__ __forceinline__ float sigmoid(float z) {
+  return __frcp_rn(__fadd_rn(1.0f, expf(-z)));
+}
+
+// y = (n * w) * (z * sigmoid(z)), one rounding to bf16 at the end (done by the caller).
+__device__ __forceinline__ float gated(float n, float w, float z) {
+  return __fmul_rn(__fmul_rn(n, w), __fmul_rn(z, sigmoid(z)));
+}
+
+}  // namespace ng
+}  // namespace cake

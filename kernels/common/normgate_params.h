@@ -1,0 +1,47 @@
+/* The one parameter struct of every normgate kernel, passed by value as a __grid_constant__.
+ * Plain C with fixed-width fields: lib/ fills it, kernels/ reads it; the size is asserted on
+ * both sides so they cannot drift. Strides are in elements between consecutive rows. */
+#ifndef CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_
+#define CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_
+
+#include <stdint.h>
+
+/* Rows whose dw partial is summed in FP32 before the FP64 stage (deterministic package). The
+ * chunk size is a constant of the format, never a program knob: dw bits depend on it. */
+#define CAKE_NG_DW_CHUNK_ROWS 32
+
+typedef struct cake_normgate_params {
+  const uint16_t *x;  /* [rows, x_stride] bf16 */
+  const uint16_t *z;  /* [rows, z_stride] bf16 */
+  const uint16_t *w;  /* [d] bf16 */
+  uint16_t *y;        /* [rows, y_stride] bf16 (forward) */
+  float *rstd;        /* [rows] fp32 or NULL (forward) */
+  const uint16_t *dy; /* [rows, dy_stride] bf16 (backward) */
+  uint16_t *dx;       /* [rows, dx_stride] bf16 (backward) */
+  uint16_t *dz;       /* [rows, dz_stride] bf16 (backward) */
+  void *dw;           /* [d] bf16 or fp32, or NULL when skipped (backward) */
+  void *workspace;    /* backward scratch, layout in normgate_workspace.h */
+  int64_t rows;
+  int64_t x_stride;
+  int64_t z_stride;
+  int64_t y_stride;
+  int64_t dy_stride;
+  int64_t dx_stride;
+  int64_t dz_stride;
+  int64_t rows_per_block; /* rows one CTA handles per loop trip (from the program's knobs) */
+  int64_t num_blocks;     /* ceil(rows / rows_per_block) */
+  int32_t d;
+  float eps;
+  int32_t packed;   /* 1 when x and z rows are contiguous (stride == d): bulk L2 prefetch allowed */
+  int32_t dw_f32;   /* 1: dw is fp32, 0: bf16 */
+  int32_t dw_flags; /* CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP */
+  int32_t reserved;
+} cake_normgate_params;
+
+#ifdef __cplusplus
+static_assert(sizeof(cake_normgate_params) == 176, "cake_normgate_params layout changed");
+#else
+_Static_assert(sizeof(cake_normgate_params) == 176, "cake_normgate_params layout changed");
+#endif
+
+#endif /* CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_ */

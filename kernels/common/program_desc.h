@@ -1,0 +1,63 @@
+/* What the host knows of one compiled program and one route, shared by lib/ and kernels/.
+ *
+ * A manifest (kernels/smXX/manifest.def) is the single source of truth: it is a list of
+ * X-macro lines. kernels/ expands each program line into an extern "C" kernel whose body is
+ * the family's template instantiated on the line's knobs; lib/ expands the same lines into
+ * tables of cake_program_desc and cake_route_desc. Nothing is listed twice.
+ *
+ * Manifest line shapes (every argument a literal):
+ *   CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch, persistent)
+ *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
+ *                       load_hint, sigmoid_form, band_form)
+ *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)
+ * `sym` becomes the kernel symbol cake_<arch>_<sym> and the program name <arch>.<sym>.
+ */
+#ifndef CAKE_KERNELS_COMMON_PROGRAM_DESC_H_
+#define CAKE_KERNELS_COMMON_PROGRAM_DESC_H_
+
+#include <stdint.h>
+
+#define CAKE_MAX_KNOBS 8
+
+enum cake_family_id {
+  CAKE_FAMILY_NORMGATE = 1,
+  CAKE_FAMILY_SWIGLU_MXFP8 = 2,
+};
+
+/* Normgate ops (routes and programs). */
+enum cake_normgate_op {
+  CAKE_NG_OP_FWD = 0,
+  CAKE_NG_OP_BWD_DET = 1,   /* backward, deterministic dw partials */
+  CAKE_NG_OP_BWD_NONDET = 2, /* backward, FP64 atomics + ticket */
+};
+
+/* SwiGLU + MXFP8 forms: direction * 3 + orientation. */
+enum cake_swiglu_form {
+  CAKE_SW_FWD_ROW = 0,
+  CAKE_SW_FWD_COL = 1,
+  CAKE_SW_FWD_BOTH = 2,
+  CAKE_SW_BWD_ROW = 3,
+  CAKE_SW_BWD_COL = 4,
+  CAKE_SW_BWD_BOTH = 5,
+};
+
+typedef struct cake_program_desc {
+  const char *name;   /* "<arch>.<sym>", stable across releases */
+  const char *kernel; /* extern "C" symbol in the architecture's fatbin */
+  uint16_t family;    /* cake_family_id */
+  uint16_t op;        /* cake_normgate_op or cake_swiglu_form */
+  uint32_t threads;   /* CTA size, as compiled into __launch_bounds__ */
+  uint32_t min_ctas_per_sm;
+  int32_t knobs[CAKE_MAX_KNOBS]; /* family knobs in manifest order, after threads/min_ctas */
+} cake_program_desc;
+
+typedef struct cake_route_desc {
+  uint16_t family;
+  uint16_t op;
+  int32_t d;          /* normgate row width this route serves; 0 = any */
+  int64_t metric_lo;  /* inclusive; normgate: rows per SM, swiglu: M*K */
+  int64_t metric_hi;  /* exclusive; INT64_MAX = open */
+  int32_t program;    /* index into the architecture's program table */
+} cake_route_desc;
+
+#endif /* CAKE_KERNELS_COMMON_PROGRAM_DESC_H_ */

@@ -1,0 +1,180 @@
+// Normgate entry points: validate every argument, pick the program, fill the parameters,
+// launch. Nothing is launched or written when an argument is wrong.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "api/handle.h"
+#include "api/launch.h"
+#include "api/struct_size.h"
+#include "api/validate.h"
+#include "error/error.h"
+#include "families/normgate_launch.h"
+#include "normgate_params.h"
+#include "router/router.h"
+
+namespace cake {
+namespace {
+
+constexpr int32_t kMaxD = 8192;
+
+// The checked, normalised form of a caller's descriptor.
+struct NormgateCall {
+  cake_normgate_desc desc;  // strides resolved (0 -> d)
+  int program;
+  const cake_route_desc *route;
+  NormgateLaunch launch;
+  int64_t metric;
+};
+
+cake_status_t read_desc(const cake_normgate_desc *user, cake_normgate_desc *desc) {
+  CAKE_TRY(check_not_null(user, "desc"));
+  cake_normgate_desc_init(desc);
+  CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(cake_normgate_desc), desc,
+                       sizeof *desc));
+  if (desc->rows <= 0) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->rows = %lld: must be > 0",
+                static_cast<long long>(desc->rows));
+  }
+  if (desc->d < 8 || desc->d > kMaxD || desc->d % 8 != 0) {
+    return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                "desc->d = %d: Cake serves multiples of 8 from 8 to %d (tuned: 64, 128, 256)",
+                desc->d, kMaxD);
+  }
+  if (!std::isfinite(desc->eps) || desc->eps < 0.0f) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->eps = %g: must be finite and >= 0",
+                static_cast<double>(desc->eps));
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t check_rows(const cake_normgate_desc &d, int64_t stride, const char *name,
+                         int64_t *out) {
+  CAKE_TRY(check_row_stride(stride, d.d, name, out));
+  return check_extent(d.rows, *out, 2, name);
+}
+
+cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_desc &desc,
+                             NormgateCall *call) {
+  const ArchTable &table = *h->table;
+  call->metric = desc.rows / h->routing_sm_count;
+  call->route = nullptr;
+  if (desc.program != nullptr) {
+    call->program = find_program(table, desc.program);
+    if (call->program < 0) {
+      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
+                  "desc->program = \"%s\": no such program in the %s table", desc.program,
+                  table.tag);
+    }
+    const cake_program_desc &prog = table.programs[call->program];
+    if (prog.op != op || !normgate_program_serves(prog, desc.d)) {
+      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
+                  "desc->program = \"%s\": it does not serve this call (op %d, d %d)",
+                  desc.program, op, desc.d);
+    }
+  } else {
+    call->route = find_route(table, CAKE_FAMILY_NORMGATE, op, desc.d, call->metric);
+    if (call->route == nullptr) {
+      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                  "no %s route for normgate op %d, d = %d, %lld rows per SM", table.tag, op,
+                  desc.d, static_cast<long long>(call->metric));
+    }
+    call->program = call->route->program;
+  }
+  const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[call->program];
+  call->launch = normgate_launch(table.programs[call->program], desc.rows, resident);
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t prepare_forward(cake_handle_t h, const cake_normgate_desc *user, NormgateCall *call) {
+  CAKE_TRY(check_handle(h));
+  CAKE_TRY(read_desc(user, &call->desc));
+  cake_normgate_desc &d = call->desc;
+  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", &d.x_stride));
+  CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", &d.z_stride));
+  CAKE_TRY(check_rows(d, d.y_stride, "desc->y_stride", &d.y_stride));
+  return choose_program(h, CAKE_NG_OP_FWD, d, call);
+}
+
+void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out) {
+  const cake_program_desc &prog = h->table->programs[call.program];
+  std::snprintf(out->name, sizeof out->name, "%s", prog.name);
+  std::snprintf(out->kernel, sizeof out->kernel, "%s", prog.kernel);
+  out->forced = call.route == nullptr ? 1 : 0;
+  out->threads = static_cast<int32_t>(prog.threads);
+  out->ctas_per_sm = h->ctas_per_sm[call.program];
+  out->grid = call.launch.grid;
+  out->metric = call.metric;
+  out->metric_lo = call.route ? call.route->metric_lo : -1;
+  out->metric_hi = call.route && call.route->metric_hi != INT64_MAX ? call.route->metric_hi : -1;
+}
+
+}  // namespace
+}  // namespace cake
+
+using namespace cake;
+
+extern "C" {
+
+CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc) {
+  clear_error();
+  if (desc == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc: must not be NULL");
+  std::memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
+  desc->eps = 1e-6f;
+  desc->package = CAKE_NORMGATE_DETERMINISTIC;
+  desc->dw_dtype = CAKE_DTYPE_BF16;
+  return CAKE_STATUS_SUCCESS;
+}
+
+CAKE_API cake_status_t cake_normgate_forward_query(cake_handle_t handle,
+                                                   const cake_normgate_desc *desc,
+                                                   cake_program_info *info) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare_forward(handle, desc, &call));
+  CAKE_TRY(check_not_null(info, "info"));
+  cake_program_info out;
+  cake_program_info_init(&out);
+  fill_info(handle, call, &out);
+  return write_struct("info", info, &out, sizeof out);
+}
+
+CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_normgate_desc *desc,
+                                             const void *x, const void *z, const void *w,
+                                             void *y, float *rstd, cake_stream_t stream) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare_forward(handle, desc, &call));
+  CAKE_TRY(check_not_null(x, "x"));
+  CAKE_TRY(check_not_null(z, "z"));
+  CAKE_TRY(check_not_null(w, "w"));
+  CAKE_TRY(check_not_null(y, "y"));
+  CAKE_TRY(check_aligned16(x, "x"));
+  CAKE_TRY(check_aligned16(z, "z"));
+  CAKE_TRY(check_aligned16(w, "w"));
+  CAKE_TRY(check_aligned16(y, "y"));
+  if (rstd != nullptr && reinterpret_cast<uintptr_t>(rstd) % 4 != 0) {
+    return fail(CAKE_STATUS_MISALIGNED, "rstd = %p: must be 4-byte aligned", static_cast<void *>(rstd));
+  }
+  const cake_normgate_desc &d = call.desc;
+  cake_normgate_params p;
+  std::memset(&p, 0, sizeof p);
+  p.x = static_cast<const uint16_t *>(x);
+  p.z = static_cast<const uint16_t *>(z);
+  p.w = static_cast<const uint16_t *>(w);
+  p.y = static_cast<uint16_t *>(y);
+  p.rstd = rstd;
+  p.rows = d.rows;
+  p.x_stride = d.x_stride;
+  p.z_stride = d.z_stride;
+  p.y_stride = d.y_stride;
+  p.rows_per_block = call.launch.rows_per_block;
+  p.num_blocks = call.launch.num_blocks;
+  p.d = d.d;
+  p.eps = d.eps;
+  p.packed = (d.x_stride == d.d && d.z_stride == d.d) ? 1 : 0;
+  return launch_program(handle, call.program, call.launch.grid, call.launch.block, 0, stream, &p);
+}
+
+}  // extern "C"

@@ -1,0 +1,99 @@
+// What every GPU test shares: skip cleanly without a GPU, check every CUDA call, fresh random
+// inputs (seed printed), poisoned device buffers.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../host/cmocka_cxx.h"
+#include "cake.h"
+
+#define CUDA_OK(call)                                                                    \
+  do {                                                                                   \
+    const cudaError_t e_ = (call);                                                       \
+    if (e_ != cudaSuccess) {                                                             \
+      print_error("%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      fail();                                                                            \
+    }                                                                                    \
+  } while (0)
+
+#define CAKE_OK(call)                                                                    \
+  do {                                                                                   \
+    const cake_status_t s_ = (call);                                                     \
+    if (s_ != CAKE_STATUS_SUCCESS) {                                                     \
+      print_error("%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, cake_status_string(s_), \
+                  cake_last_error_message());                                            \
+      fail();                                                                            \
+    }                                                                                    \
+  } while (0)
+
+namespace cake_test {
+
+// 1 when a CUDA device is usable; otherwise 0 and the reason in `why`.
+inline int gpu_usable(char *why, size_t len) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    std::snprintf(why, len, "no usable CUDA driver/device (%s)", cudaGetErrorString(e));
+    return 0;
+  }
+  if (n == 0) {
+    std::snprintf(why, len, "no CUDA device");
+    return 0;
+  }
+  return 1;
+}
+
+// Call first in every GPU test: skips (with the reason printed) when there is no GPU.
+#define SKIP_WITHOUT_GPU()                                             \
+  do {                                                                 \
+    char why_[256];                                                    \
+    if (!cake_test::gpu_usable(why_, sizeof why_)) {                   \
+      print_message("SKIP: %s\n", why_);                               \
+      skip();                                                          \
+    }                                                                  \
+  } while (0)
+
+inline std::mt19937_64 &rng() {
+  static std::mt19937_64 gen([] {
+    const char *env = std::getenv("CAKE_TEST_SEED");
+    const uint64_t seed = env ? std::strtoull(env, nullptr, 0)
+                              : static_cast<uint64_t>(
+                                    std::chrono::steady_clock::now().time_since_epoch().count());
+    std::fprintf(stderr, "[cake test] seed %llu (CAKE_TEST_SEED to repeat)\n",
+                 static_cast<unsigned long long>(seed));
+    return seed;
+  }());
+  return gen;
+}
+
+// A device allocation poisoned with `poison_byte` (0xff: BF16 NaN, FP32 NaN), freed on scope
+// exit. Every CUDA call is checked; a failure fails the running test.
+template <class T>
+struct DeviceBuffer {
+  T *ptr = nullptr;
+  size_t count = 0;
+  explicit DeviceBuffer(size_t n, int poison_byte = 0xff) : count(n) {
+    CUDA_OK(cudaMalloc(&ptr, n * sizeof(T)));
+    CUDA_OK(cudaMemset(ptr, poison_byte, n * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  void upload(const std::vector<T> &h) {
+    CUDA_OK(cudaMemcpy(ptr, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void poison(int byte = 0xff) { CUDA_OK(cudaMemset(ptr, byte, count * sizeof(T))); }
+  std::vector<T> download() const {
+    std::vector<T> h(count);
+    CUDA_OK(cudaMemcpy(h.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+}  // namespace cake_test

@@ -1,0 +1,118 @@
+/* The C ABI from C99: header self-sufficiency, status strings, version, init functions,
+ * struct_size handling, and the no-driver path (CAKE_LIBCUDA points at nothing). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cake.h"
+
+static void test_version(void **state) {
+  (void)state;
+  assert_int_equal(cake_version(), CAKE_VERSION);
+  assert_true(CAKE_VERSION >= 100);
+}
+
+static void test_status_strings(void **state) {
+  (void)state;
+  assert_string_equal(cake_status_string(CAKE_STATUS_SUCCESS), "CAKE_STATUS_SUCCESS");
+  assert_string_equal(cake_status_string(CAKE_STATUS_INVALID_ARGUMENT),
+                      "CAKE_STATUS_INVALID_ARGUMENT");
+  assert_string_equal(cake_status_string(CAKE_STATUS_DRIVER_UNAVAILABLE),
+                      "CAKE_STATUS_DRIVER_UNAVAILABLE");
+  assert_string_equal(cake_status_string(CAKE_STATUS_NO_DEVICE), "CAKE_STATUS_NO_DEVICE");
+  /* Every code from 0 to the last has its own name; an unknown one a fixed string. */
+  for (int s = 0; s <= CAKE_STATUS_NO_DEVICE; ++s) {
+    const char *name = cake_status_string((cake_status_t)s);
+    assert_non_null(name);
+    assert_true(strncmp(name, "CAKE_STATUS_", 12) == 0);
+    assert_string_not_equal(name, "CAKE_STATUS_UNKNOWN");
+    for (int t = 0; t < s; ++t) assert_string_not_equal(name, cake_status_string((cake_status_t)t));
+  }
+  assert_string_equal(cake_status_string((cake_status_t)9999), "CAKE_STATUS_UNKNOWN");
+}
+
+static void test_enum_values_are_stable(void **state) {
+  (void)state;
+  assert_int_equal(CAKE_STATUS_SUCCESS, 0);
+  assert_int_equal(CAKE_STATUS_INVALID_ARGUMENT, 1);
+  assert_int_equal(CAKE_STATUS_ARCH_UNSUPPORTED, 2);
+  assert_int_equal(CAKE_STATUS_DRIVER_UNAVAILABLE, 3);
+  assert_int_equal(CAKE_STATUS_CUDA_ERROR, 4);
+  assert_int_equal(CAKE_STATUS_INSUFFICIENT_WORKSPACE, 5);
+  assert_int_equal(CAKE_ARCH_SM90, 90);
+  assert_int_equal(CAKE_ARCH_SM107, 107);
+  assert_int_equal(CAKE_DTYPE_BF16, 1);
+  assert_int_equal(CAKE_NORMGATE_DETERMINISTIC, 0);
+}
+
+static void test_init_functions(void **state) {
+  (void)state;
+  cake_normgate_desc d;
+  memset(&d, 0xab, sizeof d);
+  assert_int_equal(cake_normgate_desc_init(&d), CAKE_STATUS_SUCCESS);
+  assert_int_equal(d.struct_size, sizeof d);
+  assert_true(d.eps == 1e-6f);
+  assert_int_equal(d.x_stride, 0);
+  assert_null(d.program);
+  assert_int_equal(d.dw_dtype, CAKE_DTYPE_BF16);
+  assert_int_equal(cake_normgate_desc_init(NULL), CAKE_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(cake_last_error_message(), "desc"));
+
+  cake_handle_options o;
+  assert_int_equal(cake_handle_options_init(&o), CAKE_STATUS_SUCCESS);
+  assert_int_equal(o.struct_size, sizeof o);
+  assert_int_equal(o.table, CAKE_ARCH_NONE);
+  cake_device_info i;
+  assert_int_equal(cake_device_info_init(&i), CAKE_STATUS_SUCCESS);
+  assert_int_equal(i.struct_size, sizeof i);
+  cake_program_info p;
+  assert_int_equal(cake_program_info_init(&p), CAKE_STATUS_SUCCESS);
+  assert_int_equal(p.struct_size, sizeof p);
+  /* A success clears the message. */
+  assert_string_equal(cake_last_error_message(), "");
+}
+
+static void test_null_handle_calls(void **state) {
+  (void)state;
+  assert_int_equal(cake_create(NULL, 0), CAKE_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(cake_last_error_message(), "handle"));
+  assert_int_equal(cake_destroy(NULL), CAKE_STATUS_SUCCESS);
+  cake_device_info info;
+  cake_device_info_init(&info);
+  assert_int_equal(cake_device_query(NULL, &info), CAKE_STATUS_INVALID_HANDLE);
+  assert_int_equal(cake_program_count(NULL), -1);
+  assert_null(cake_program_name(NULL, 0));
+  cake_normgate_desc d;
+  cake_normgate_desc_init(&d);
+  assert_int_equal(cake_normgate_forward(NULL, &d, NULL, NULL, NULL, NULL, NULL, NULL),
+                   CAKE_STATUS_INVALID_HANDLE);
+}
+
+/* Runs in a child-free way: the driver is loaded once per process, so this test binary sets
+ * CAKE_LIBCUDA before any create (main below). */
+static void test_no_driver(void **state) {
+  (void)state;
+  cake_handle_t h = (cake_handle_t)0x1;
+  const cake_status_t s = cake_create(&h, 0);
+  assert_int_equal(s, CAKE_STATUS_DRIVER_UNAVAILABLE);
+  assert_null(h);
+  assert_non_null(strstr(cake_last_error_message(), "cannot load the CUDA driver"));
+  /* The same answer, with its message, on a second call. */
+  assert_int_equal(cake_create(&h, 0), CAKE_STATUS_DRIVER_UNAVAILABLE);
+  assert_non_null(strstr(cake_last_error_message(), "libcuda-that-is-not-there"));
+}
+
+int main(void) {
+  setenv("CAKE_LIBCUDA", "/nonexistent/libcuda-that-is-not-there.so.1", 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_version),         cmocka_unit_test(test_status_strings),
+      cmocka_unit_test(test_enum_values_are_stable), cmocka_unit_test(test_init_functions),
+      cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_no_driver),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,185 @@
+// Manifests, route tables and image selection, host-only: every architecture's table is
+// consistent, routes cover every size exactly once, and calls route where the manifest says.
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cmocka_cxx.h"
+#include "fake_handle.h"
+#include "families/normgate_launch.h"
+#include "modules/images.h"
+#include "router/router.h"
+#include "router/tables.h"
+
+using namespace cake;
+
+static void test_tables_are_consistent(void **) {
+  int count = 0;
+  const ArchTable *tables = arch_tables(&count);
+  assert_int_equal(count, 4);
+  for (int t = 0; t < count; ++t) {
+    const ArchTable &tab = tables[t];
+    std::set<std::string> names;
+    const std::string prefix = std::string("cake_") + tab.tag + "_";
+    for (int i = 0; i < tab.program_count; ++i) {
+      const cake_program_desc &p = tab.programs[i];
+      assert_true(names.insert(p.name).second);
+      assert_int_equal(std::strncmp(p.kernel, prefix.c_str(), prefix.size()), 0);
+      assert_int_equal(std::strncmp(p.name, tab.tag, std::strlen(tab.tag)), 0);
+      assert_true(p.threads % 32 == 0 && p.threads <= 1024);
+      assert_true(p.min_ctas_per_sm >= 1);
+    }
+    for (int r = 0; r < tab.route_count; ++r) {
+      const cake_route_desc &route = tab.routes[r];
+      assert_true(route.program >= 0 && route.program < tab.program_count);
+      const cake_program_desc &p = tab.programs[route.program];
+      assert_int_equal(p.family, route.family);
+      assert_int_equal(p.op, route.op);
+      assert_true(route.metric_lo < route.metric_hi);
+      if (route.family == CAKE_FAMILY_NORMGATE) {
+        // A route for width d must point at a program that computes width d.
+        if (route.d != 0) assert_true(normgate_program_serves(p, route.d));
+        else assert_int_equal(p.knobs[kNgD], 0);
+      }
+    }
+  }
+}
+
+// For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps.
+static void test_routes_cover_every_size(void **) {
+  int count = 0;
+  const ArchTable *tables = arch_tables(&count);
+  for (int t = 0; t < count; ++t) {
+    const ArchTable &tab = tables[t];
+    for (int r = 0; r < tab.route_count; ++r) {
+      const cake_route_desc &key = tab.routes[r];
+      std::vector<std::pair<int64_t, int64_t>> spans;
+      for (int q = 0; q < tab.route_count; ++q) {
+        const cake_route_desc &o = tab.routes[q];
+        if (o.family == key.family && o.op == key.op && o.d == key.d)
+          spans.push_back({o.metric_lo, o.metric_hi});
+      }
+      std::sort(spans.begin(), spans.end());
+      assert_int_equal(spans.front().first, 0);
+      for (size_t i = 1; i < spans.size(); ++i) assert_int_equal(spans[i].first, spans[i - 1].second);
+      assert_true(spans.back().second == INT64_MAX);
+    }
+  }
+}
+
+static std::string routed_forward(cake_arch_t arch, int sm_count, int64_t rows, int d) {
+  cake_handle_t h = cake_test::make_fake_handle(arch, sm_count);
+  cake_normgate_desc desc;
+  cake_normgate_desc_init(&desc);
+  desc.rows = rows;
+  desc.d = d;
+  cake_program_info info;
+  cake_program_info_init(&info);
+  const cake_status_t st = cake_normgate_forward_query(h, &desc, &info);
+  cake_test::free_fake_handle(h);
+  if (st != CAKE_STATUS_SUCCESS) return std::string("error: ") + cake_last_error_message();
+  return info.name;
+}
+
+static void test_normgate_forward_routes(void **) {
+  // H200: 132 SMs. Rows per SM decide short / mid / long.
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 260 * 48, 128).c_str(), "sm90.ng_fwd_d128_short");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 3534 * 48, 128).c_str(), "sm90.ng_fwd_d128_mid");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 16384 * 48, 128).c_str(), "sm90.ng_fwd_d128_long");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 64).c_str(), "sm90.ng_fwd_d64_short");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 256).c_str(), "sm90.ng_fwd_d256_short");
+  // Widths without a tuned program take the general one at every size.
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1, 8).c_str(), "sm90.ng_fwd_general");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 8192).c_str(), "sm90.ng_fwd_general");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 5000, 96).c_str(), "sm90.ng_fwd_general");
+  // The reported thresholds: mid from 976 rows/SM on sm100/sm103, from 800 on sm107.
+  assert_string_equal(routed_forward(CAKE_ARCH_SM100, 148, 148 * 975, 128).c_str(), "sm100.ng_fwd_d128_short");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM100, 148, 148 * 976, 128).c_str(), "sm100.ng_fwd_d128_mid");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM103, 152, 152 * 1740, 128).c_str(), "sm103.ng_fwd_d128_long");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 3534 * 48, 128).c_str(), "sm107.ng_fwd_d128_mid");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 799, 128).c_str(), "sm107.ng_fwd_d128_short");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 1739, 128).c_str(), "sm107.ng_fwd_d128_mid");
+}
+
+static void test_forced_program_query(void **) {
+  cake_handle_t h = cake_test::make_fake_handle(CAKE_ARCH_SM90, 132);
+  cake_normgate_desc desc;
+  cake_normgate_desc_init(&desc);
+  desc.rows = 4096;
+  desc.d = 128;
+  desc.program = "sm90.ng_fwd_general";
+  cake_program_info info;
+  cake_program_info_init(&info);
+  assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_SUCCESS);
+  assert_string_equal(info.name, "sm90.ng_fwd_general");
+  assert_int_equal(info.forced, 1);
+  assert_string_equal(info.kernel, "cake_sm90_ng_fwd_general");
+  desc.program = "sm90.ng_fwd_d64_short";  // wrong width
+  assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  assert_non_null(std::strstr(cake_last_error_message(), "does not serve"));
+  desc.program = "sm90.nope";
+  assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  desc.program = "sm100.ng_fwd_d128_short";  // another table's program
+  assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  cake_test::free_fake_handle(h);
+}
+
+static void test_normgate_launch_shapes(void **) {
+  const ArchTable *tab = arch_table(CAKE_ARCH_SM90);
+  for (int i = 0; i < tab->program_count; ++i) {
+    const cake_program_desc &p = tab->programs[i];
+    if (p.family != CAKE_FAMILY_NORMGATE) continue;
+    for (int64_t rows : {int64_t(1), int64_t(7), int64_t(1000), int64_t(800000), int64_t(3) << 31}) {
+      const NormgateLaunch l = normgate_launch(p, rows, 132 * 4);
+      assert_true(l.rows_per_block >= 1);
+      assert_true(l.num_blocks * l.rows_per_block >= rows);
+      assert_true((l.num_blocks - 1) * l.rows_per_block < rows);
+      assert_true(l.grid >= 1 && int64_t(l.grid) <= l.num_blocks);
+      if (p.knobs[kNgPersistent]) assert_true(l.grid <= 132 * 4);
+    }
+  }
+}
+
+static void test_image_selection(void **) {
+  const Image *im = nullptr;
+  bool jit = false;
+  assert_int_equal(select_image(8, 9, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_ARCH_UNSUPPORTED);
+  assert_non_null(std::strstr(cake_last_error_message(), "older than 9.0"));
+  assert_int_equal(select_image(9, 0, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_int_equal(im->table, CAKE_ARCH_SM90);
+  assert_false(im->cross_check);
+  assert_false(jit);
+  assert_int_equal(select_image(10, 0, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_int_equal(im->table, CAKE_ARCH_SM100);
+  assert_false(jit);
+  assert_int_equal(select_image(10, 3, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_int_equal(im->table, CAKE_ARCH_SM103);
+  assert_int_equal(select_image(10, 7, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_int_equal(im->table, CAKE_ARCH_SM107);
+  assert_false(jit);
+  // A device newer than every table: the newest table with PTX it can JIT.
+  assert_int_equal(select_image(12, 0, CAKE_ARCH_NONE, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_true(jit);
+  assert_true(im->ptx_cc != 0 && im->ptx_cc <= 120);
+  // Cross-check images: other tables on sm_90 only.
+  assert_int_equal(select_image(9, 0, CAKE_ARCH_SM103, &im, &jit), CAKE_STATUS_SUCCESS);
+  assert_true(im->cross_check);
+  assert_int_equal(im->table, CAKE_ARCH_SM103);
+  assert_int_equal(select_image(10, 0, CAKE_ARCH_SM103, &im, &jit), CAKE_STATUS_ARCH_UNSUPPORTED);
+  // Every embedded image has bytes.
+  int n = 0;
+  const Image *all = embedded_images(&n);
+  assert_true(n >= 4);
+  for (int i = 0; i < n; ++i) assert_true(all[i].size > 1024);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_routes_cover_every_size),
+      cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_forced_program_query),
+      cmocka_unit_test(test_normgate_launch_shapes),  cmocka_unit_test(test_image_selection),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

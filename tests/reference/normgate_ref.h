@@ -1,0 +1,33 @@
+// Float64 host reference of the normgate spec (SPEC-normgate.md), on the same BF16 inputs.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vector>
+
+namespace cake_test {
+
+double bf16_to_double(uint16_t v);
+float bf16_to_float(uint16_t v);
+uint16_t float_to_bf16_rne(float f);
+// Distance in BF16 ulps between two finite BF16 values (ordinal distance).
+int64_t bf16_ordinal(uint16_t v);
+
+struct NormgateShape {
+  int64_t rows;
+  int32_t d;
+  int64_t x_stride, z_stride, y_stride;  // elements
+  float eps;
+};
+
+// y[r, c] in float64 (before rounding), and rstd per row (float64).
+void normgate_forward_ref(const NormgateShape &s, const uint16_t *x, const uint16_t *z,
+                          const uint16_t *w, std::vector<double> *y, std::vector<double> *rstd);
+
+// Checks a device y against the reference: every element equals the float64 value rounded to
+// BF16 or one of its BF16 neighbours (NaN where the reference is NaN). Returns the number of
+// failing elements and describes the first in `first` (if non-null).
+int64_t check_forward_y(const NormgateShape &s, const std::vector<double> &ref,
+                        const uint16_t *y, char *first, size_t first_len);
+
+}  // namespace cake_test
