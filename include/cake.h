@@ -292,6 +292,62 @@ CAKE_API cake_status_t cake_normgate_forward_query(cake_handle_t handle,
                                                    const cake_normgate_desc *desc,
                                                    cake_program_info *info);
 
+/**
+ * Bytes of workspace cake_normgate_backward() needs for @p desc (rows, d, package, dw dtype,
+ * flags). The workspace is left ready for reuse after every call (counters back at zero), so
+ * one buffer serves any later call on the same stream and every CUDA graph replay. Streams
+ * running at the same time need their own buffers. May be 0 (then workspace may be NULL).
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   The backward's descriptor.
+ * @param[out] bytes  Receives the size.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
+ *         CAKE_STATUS_UNSUPPORTED_SHAPE.
+ */
+CAKE_API cake_status_t cake_normgate_workspace_size(cake_handle_t handle,
+                                                    const cake_normgate_desc *desc,
+                                                    size_t *bytes);
+
+/**
+ * Backward of the forward above, recomputing rstd and the gate from x and z:
+ * with s = sigmoid(z), n = x*rstd, a = dy*z*s, g = a*w:
+ * dz = dy*n*w*s*(1 + z*(1-s)), dx = rstd*(g - n*mean(g*n)), dw = sum over rows of a*n.
+ * @param[in]  handle    A live handle.
+ * @param[in]  desc      rows, d, eps, dy/x/z/dx/dz strides, package, dw_dtype, flags, program.
+ * @param[in]  dy        BF16 [rows, dy_stride], 16-byte aligned.
+ * @param[in]  x         BF16 [rows, x_stride], 16-byte aligned.
+ * @param[in]  z         BF16 [rows, z_stride], 16-byte aligned.
+ * @param[in]  w         BF16 [d], 16-byte aligned.
+ * @param[out] dx        BF16 [rows, dx_stride], 16-byte aligned.
+ * @param[out] dz        BF16 [rows, dz_stride], 16-byte aligned.
+ * @param[in,out] dw     [d] of desc->dw_dtype, 16-byte aligned; read too with
+ *                       CAKE_NORMGATE_DW_ACCUMULATE; NULL allowed with CAKE_NORMGATE_DW_SKIP.
+ * @param[in,out] workspace       Device scratch of at least cake_normgate_workspace_size()
+ *                                bytes, 16-byte aligned, zero-filled before its first use and
+ *                                left so by every call (cudaMemset once after allocating).
+ * @param[in]  workspace_bytes    Its size.
+ * @param[in]  stream    The stream to launch on.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
+ *         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED,
+ *         CAKE_STATUS_INSUFFICIENT_WORKSPACE, CAKE_STATUS_PROGRAM_NOT_FOUND,
+ *         CAKE_STATUS_CUDA_ERROR. Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_normgate_desc *desc,
+                                              const void *dy, const void *x, const void *z,
+                                              const void *w, void *dx, void *dz, void *dw,
+                                              void *workspace, size_t workspace_bytes,
+                                              cake_stream_t stream);
+
+/**
+ * Which program cake_normgate_backward() would run for @p desc, and why.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   As for cake_normgate_backward().
+ * @param[out] info   Initialised with cake_program_info_init(); receives the choice.
+ * @return As cake_normgate_backward(), without the pointer and workspace checks.
+ */
+CAKE_API cake_status_t cake_normgate_backward_query(cake_handle_t handle,
+                                                    const cake_normgate_desc *desc,
+                                                    cake_program_info *info);
+
 /** @} */
 
 #ifdef __cplusplus

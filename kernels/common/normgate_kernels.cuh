@@ -1,6 +1,7 @@
 // Expands the manifest's CAKE_NORMGATE_PROGRAM lines into extern "C" kernels. The includer
 // defines CAKE_KERNEL_NAME(sym) (it pastes the architecture prefix).
 #pragma once
+#include "normgate_bwd.cuh"
 #include "normgate_fwd.cuh"
 #include "program_desc.h"
 
@@ -8,8 +9,11 @@ namespace cake {
 
 template <class Cfg>
 __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
-  static_assert(Cfg::kOp == CAKE_NG_OP_FWD, "normgate op not implemented");
-  normgate_fwd<Cfg>(p);
+  if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
+    normgate_fwd<Cfg>(p);
+  } else {
+    normgate_bwd<Cfg>(p);
+  }
 }
 
 }  // namespace cake

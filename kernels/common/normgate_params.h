@@ -8,7 +8,7 @@
 
 /* Rows whose dw partial is summed in FP32 before the FP64 stage (deterministic package). The
  * chunk size is a constant of the format, never a program knob: dw bits depend on it. */
-#define CAKE_NG_DW_CHUNK_ROWS 32
+#define CAKE_NG_DW_CHUNK_ROWS 16
 
 typedef struct cake_normgate_params {
   const uint16_t *x;  /* [rows, x_stride] bf16 */

@@ -96,6 +96,47 @@ cake_status_t prepare_forward(cake_handle_t h, const cake_normgate_desc *user, N
   return choose_program(h, CAKE_NG_OP_FWD, d, call);
 }
 
+uint16_t backward_op(const cake_normgate_desc &d) {
+  return d.package == CAKE_NORMGATE_NONDETERMINISTIC ? CAKE_NG_OP_BWD_NONDET : CAKE_NG_OP_BWD_DET;
+}
+
+cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, NormgateCall *call) {
+  CAKE_TRY(check_handle(h));
+  CAKE_TRY(read_desc(user, &call->desc));
+  cake_normgate_desc &d = call->desc;
+  if (d.package != CAKE_NORMGATE_DETERMINISTIC && d.package != CAKE_NORMGATE_NONDETERMINISTIC) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->package = %d: not a cake_normgate_package_t (0 deterministic, 1 "
+                "non-deterministic)",
+                static_cast<int>(d.package));
+  }
+  if (d.dw_dtype != CAKE_DTYPE_BF16 && d.dw_dtype != CAKE_DTYPE_F32) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->dw_dtype = %d: dw is CAKE_DTYPE_BF16 (1) or CAKE_DTYPE_F32 (2)",
+                static_cast<int>(d.dw_dtype));
+  }
+  const uint32_t known = CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP;
+  if ((d.flags & ~known) != 0) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->flags = 0x%x: unknown bits 0x%x", d.flags,
+                d.flags & ~known);
+  }
+  if ((d.flags & CAKE_NORMGATE_DW_ACCUMULATE) && (d.flags & CAKE_NORMGATE_DW_SKIP)) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->flags: CAKE_NORMGATE_DW_ACCUMULATE and CAKE_NORMGATE_DW_SKIP together");
+  }
+  CAKE_TRY(check_rows(d, d.dy_stride, "desc->dy_stride", &d.dy_stride));
+  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", &d.x_stride));
+  CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", &d.z_stride));
+  CAKE_TRY(check_rows(d, d.dx_stride, "desc->dx_stride", &d.dx_stride));
+  CAKE_TRY(check_rows(d, d.dz_stride, "desc->dz_stride", &d.dz_stride));
+  return choose_program(h, backward_op(d), d, call);
+}
+
+int64_t workspace_need(cake_handle_t h, const NormgateCall &call) {
+  return normgate_workspace_bytes(h->table->programs[call.program], call.desc.rows, call.desc.d,
+                                  (call.desc.flags & CAKE_NORMGATE_DW_SKIP) != 0);
+}
+
 void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out) {
   const cake_program_desc &prog = h->table->programs[call.program];
   std::snprintf(out->name, sizeof out->name, "%s", prog.name);
@@ -174,6 +215,85 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
   p.d = d.d;
   p.eps = d.eps;
   p.packed = (d.x_stride == d.d && d.z_stride == d.d) ? 1 : 0;
+  return launch_program(handle, call.program, call.launch.grid, call.launch.block, 0, stream, &p);
+}
+
+CAKE_API cake_status_t cake_normgate_workspace_size(cake_handle_t handle,
+                                                    const cake_normgate_desc *desc,
+                                                    size_t *bytes) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare_backward(handle, desc, &call));
+  CAKE_TRY(check_not_null(bytes, "bytes"));
+  *bytes = static_cast<size_t>(workspace_need(handle, call));
+  return CAKE_STATUS_SUCCESS;
+}
+
+CAKE_API cake_status_t cake_normgate_backward_query(cake_handle_t handle,
+                                                    const cake_normgate_desc *desc,
+                                                    cake_program_info *info) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare_backward(handle, desc, &call));
+  CAKE_TRY(check_not_null(info, "info"));
+  cake_program_info out;
+  cake_program_info_init(&out);
+  fill_info(handle, call, &out);
+  return write_struct("info", info, &out, sizeof out);
+}
+
+CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_normgate_desc *desc,
+                                              const void *dy, const void *x, const void *z,
+                                              const void *w, void *dx, void *dz, void *dw,
+                                              void *workspace, size_t workspace_bytes,
+                                              cake_stream_t stream) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare_backward(handle, desc, &call));
+  const cake_normgate_desc &d = call.desc;
+  const bool skip_dw = (d.flags & CAKE_NORMGATE_DW_SKIP) != 0;
+  const struct {
+    const void *ptr;
+    const char *name;
+  } tensors[] = {{dy, "dy"}, {x, "x"}, {z, "z"}, {w, "w"}, {dx, "dx"}, {dz, "dz"}};
+  for (const auto &t : tensors) CAKE_TRY(check_not_null(t.ptr, t.name));
+  if (!skip_dw) CAKE_TRY(check_not_null(dw, "dw"));
+  for (const auto &t : tensors) CAKE_TRY(check_aligned16(t.ptr, t.name));
+  if (!skip_dw) CAKE_TRY(check_aligned16(dw, "dw"));
+  const int64_t need = workspace_need(handle, call);
+  if (need > 0) {
+    if (workspace == nullptr || static_cast<int64_t>(workspace_bytes) < need) {
+      return fail(CAKE_STATUS_INSUFFICIENT_WORKSPACE,
+                  "workspace_bytes = %zu%s: this call (program %s) needs %lld bytes; ask "
+                  "cake_normgate_workspace_size()",
+                  workspace_bytes, workspace == nullptr ? " (workspace is NULL)" : "",
+                  handle->table->programs[call.program].name, static_cast<long long>(need));
+    }
+    CAKE_TRY(check_aligned16(workspace, "workspace"));
+  }
+  cake_normgate_params p;
+  std::memset(&p, 0, sizeof p);
+  p.x = static_cast<const uint16_t *>(x);
+  p.z = static_cast<const uint16_t *>(z);
+  p.w = static_cast<const uint16_t *>(w);
+  p.dy = static_cast<const uint16_t *>(dy);
+  p.dx = static_cast<uint16_t *>(dx);
+  p.dz = static_cast<uint16_t *>(dz);
+  p.dw = skip_dw ? nullptr : dw;
+  p.workspace = workspace;
+  p.rows = d.rows;
+  p.x_stride = d.x_stride;
+  p.z_stride = d.z_stride;
+  p.dy_stride = d.dy_stride;
+  p.dx_stride = d.dx_stride;
+  p.dz_stride = d.dz_stride;
+  p.rows_per_block = call.launch.rows_per_block;
+  p.num_blocks = call.launch.num_blocks;
+  p.d = d.d;
+  p.eps = d.eps;
+  p.packed = (d.x_stride == d.d && d.z_stride == d.d) ? 1 : 0;
+  p.dw_f32 = d.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
+  p.dw_flags = static_cast<int32_t>(d.flags);
   return launch_program(handle, call.program, call.launch.grid, call.launch.block, 0, stream, &p);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "normgate_params.h"
 #include "program_desc.h"
 
 namespace cake {
@@ -23,5 +24,13 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d);
 
 // resident_ctas: CTAs of this program that fit on the device at once (SMs x occupancy).
 NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int64_t resident_ctas);
+
+// Row groups in one CTA: forward tuned d/8 lanes a row, forward general a warp a row; backward
+// tuned d/8 lanes a dw chunk, backward general the whole CTA.
+int64_t normgate_groups_per_cta(const cake_program_desc &prog);
+
+// Workspace bytes the backward program needs for `rows` x `d` (0 when dw is skipped).
+int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, int32_t d,
+                                 bool skip_dw);
 
 }  // namespace cake

@@ -41,6 +41,8 @@ static uint16_t double_to_bf16_rne(double v) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+uint16_t double_to_bf16(double v) { return double_to_bf16_rne(v); }
+
 int64_t bf16_ordinal(uint16_t v) {
   return (v & 0x8000) ? -static_cast<int64_t>(v & 0x7fff) : static_cast<int64_t>(v);
 }
@@ -96,6 +98,89 @@ int64_t check_forward_y(const NormgateShape &s, const std::vector<double> &ref, 
         ++bad;
       }
     }
+  }
+  return bad;
+}
+
+void normgate_backward_ref(const NormgateBwdShape &s, const uint16_t *dy, const uint16_t *x,
+                           const uint16_t *z, const uint16_t *w, std::vector<double> *dx,
+                           std::vector<double> *dz, std::vector<double> *dw) {
+  dx->assign(static_cast<size_t>(s.rows) * s.d, 0.0);
+  dz->assign(static_cast<size_t>(s.rows) * s.d, 0.0);
+  dw->assign(static_cast<size_t>(s.d), 0.0);
+  std::vector<double> n(s.d), g(s.d), a(s.d);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const uint16_t *xr = x + r * s.x_stride;
+    const uint16_t *zr = z + r * s.z_stride;
+    const uint16_t *dyr = dy + r * s.dy_stride;
+    double ss = 0.0;
+    for (int c = 0; c < s.d; ++c) ss += bf16_to_double(xr[c]) * bf16_to_double(xr[c]);
+    const double rstd = 1.0 / std::sqrt(ss / s.d + static_cast<double>(s.eps));
+    double gn = 0.0;
+    for (int c = 0; c < s.d; ++c) {
+      const double zv = bf16_to_double(zr[c]);
+      const double sg = 1.0 / (1.0 + std::exp(-zv));
+      n[c] = bf16_to_double(xr[c]) * rstd;
+      a[c] = bf16_to_double(dyr[c]) * zv * sg;
+      g[c] = a[c] * bf16_to_double(w[c]);
+      gn += g[c] * n[c];
+      const double h = n[c] * bf16_to_double(w[c]);
+      (*dz)[static_cast<size_t>(r) * s.d + c] =
+          bf16_to_double(dyr[c]) * h * sg * (1.0 + zv * (1.0 - sg));
+      (*dw)[c] += a[c] * n[c];
+    }
+    const double mean = gn / s.d;
+    for (int c = 0; c < s.d; ++c) {
+      (*dx)[static_cast<size_t>(r) * s.d + c] = rstd * (g[c] - n[c] * mean);
+    }
+  }
+}
+
+int64_t check_grad(const char *name, int64_t rows, int32_t d, const std::vector<double> &ref,
+                   const uint16_t *got, int64_t stride, double *rel_l2, char *first,
+                   size_t first_len) {
+  int64_t bad = 0, counted = 0;
+  double err2 = 0.0, ref2 = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double row_max = 0.0;
+    for (int c = 0; c < d; ++c) {
+      const double v = ref[static_cast<size_t>(r) * d + c];
+      if (std::isfinite(v)) row_max = std::fmax(row_max, std::fabs(v));
+    }
+    for (int c = 0; c < d; ++c) {
+      const double want = ref[static_cast<size_t>(r) * d + c];
+      const uint16_t gbits = got[r * stride + c];
+      const double gv = bf16_to_double(gbits);
+      bool ok;
+      if (std::isnan(want)) {
+        ok = std::isnan(gv);
+      } else if (std::isnan(gv)) {
+        ok = false;
+      } else {
+        const uint16_t rounded = double_to_bf16_rne(want);
+        ok = std::llabs(bf16_ordinal(gbits) - bf16_ordinal(rounded)) <= 1 ||
+             std::fabs(gv - want) <= std::ldexp(row_max, -10);
+      }
+      if (std::isfinite(want) && std::isfinite(gv)) {
+        err2 += (gv - want) * (gv - want);
+        ref2 += want * want;
+        ++counted;
+      }
+      if (!ok) {
+        if (bad == 0 && first != nullptr) {
+          std::snprintf(first, first_len, "%s row %lld col %d: got 0x%04x (%.9g), want %.9g (row max %.3g)",
+                        name, static_cast<long long>(r), c, gbits, gv, want, row_max);
+        }
+        ++bad;
+      }
+    }
+  }
+  *rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
+  if (counted >= 4096 && *rel_l2 > 2e-3) {
+    if (bad == 0 && first != nullptr) {
+      std::snprintf(first, first_len, "%s: relative L2 error %.3g > 2e-3", name, *rel_l2);
+    }
+    ++bad;
   }
   return bad;
 }

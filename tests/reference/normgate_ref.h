@@ -30,4 +30,27 @@ void normgate_forward_ref(const NormgateShape &s, const uint16_t *x, const uint1
 int64_t check_forward_y(const NormgateShape &s, const std::vector<double> &ref,
                         const uint16_t *y, char *first, size_t first_len);
 
+struct NormgateBwdShape {
+  int64_t rows;
+  int32_t d;
+  int64_t dy_stride, x_stride, z_stride, dx_stride, dz_stride;  // elements
+  float eps;
+};
+
+// Float64 backward: dx, dz [rows * d] (packed) and dw [d].
+void normgate_backward_ref(const NormgateBwdShape &s, const uint16_t *dy, const uint16_t *x,
+                           const uint16_t *z, const uint16_t *w, std::vector<double> *dx,
+                           std::vector<double> *dz, std::vector<double> *dw);
+
+// The spec's contract for dx or dz (strided device tensor `got` against packed `ref`): every
+// element within 1 BF16 ulp of the float64 value rounded, or within 2^-10 times the largest
+// magnitude of that tensor in its row; NaN where the reference is NaN. Also the relative L2
+// error (<= 2e-3, judged on >= 4096 finite elements). Returns failing elements; the first is
+// described in `first`.
+int64_t check_grad(const char *name, int64_t rows, int32_t d, const std::vector<double> &ref,
+                   const uint16_t *got, int64_t stride, double *rel_l2, char *first,
+                   size_t first_len);
+
+uint16_t double_to_bf16(double v);
+
 }  // namespace cake_test

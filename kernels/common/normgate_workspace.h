@@ -1,0 +1,102 @@
+/* Layout of the normgate backward's workspace, computed the same way by the host (size query,
+ * validation) and the device (where each level lives). Plain C + CAKE_HD.
+ *
+ * Deterministic package: dw = sum over rows of a*n is a fixed tree over "chunks" of
+ * CAKE_NG_DW_CHUNK_ROWS consecutive rows:
+ *   chunk   FP32, the chunk's rows added in row order (rows past the end add +0);
+ *   above   FP64, a full binary tree over chunk index (adjacent pairs first, missing chunks +0).
+ * Every node of that tree is an aligned dyadic interval of chunks, so any schedule that builds
+ * whole aligned subtrees gives the same bits. Programs build it in levels: a CTA block of G
+ * chunks (G a power of two) -> level 0 node; every 64 nodes of a level -> one node of the next
+ * (the last CTA to finish a child, by a ticket counter, builds the parent); the single node of
+ * the top level is rounded once into dw. Counters are reset by whoever consumes them, so the
+ * workspace is left as it was found (counters zero).
+ *
+ * Non-deterministic package: FP64 accumulator [d] + one ticket counter, left zero.
+ */
+#ifndef CAKE_KERNELS_COMMON_NORMGATE_WORKSPACE_H_
+#define CAKE_KERNELS_COMMON_NORMGATE_WORKSPACE_H_
+
+#include <stdint.h>
+
+#include "hd.h"
+#include "normgate_params.h"
+
+#define CAKE_NG_TREE_FANOUT 64
+#define CAKE_NG_MAX_LEVELS 8
+
+static CAKE_HD inline int64_t cake_ng_round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+static CAKE_HD inline int64_t cake_ng_chunks(int64_t rows) {
+  return (rows + CAKE_NG_DW_CHUNK_ROWS - 1) / CAKE_NG_DW_CHUNK_ROWS;
+}
+
+/* The tree of one call: level-0 nodes are CTA blocks of chunks_per_block chunks; each level
+ * above has one node per CAKE_NG_TREE_FANOUT nodes below; the top level has one node. Levels
+ * are laid out one after another: FP64 [nodes][d], then (levels >= 1) uint32 [nodes] counters,
+ * each in 256-byte granules. Computed level by level (no arrays) so device code keeps it in
+ * registers. */
+typedef struct cake_ng_tree {
+  int64_t rows;
+  int32_t d;
+  int32_t levels;
+  int64_t blocks; /* level-0 nodes */
+} cake_ng_tree;
+
+typedef struct cake_ng_level {
+  int64_t nodes;
+  int64_t node_offset;    /* bytes */
+  int64_t counter_offset; /* bytes; levels >= 1 */
+} cake_ng_level;
+
+static CAKE_HD inline int64_t cake_ng_level_nodes(int64_t blocks, int level) {
+  int64_t n = blocks;
+  for (int l = 0; l < level; ++l) n = (n + CAKE_NG_TREE_FANOUT - 1) / CAKE_NG_TREE_FANOUT;
+  return n;
+}
+
+static CAKE_HD inline cake_ng_tree cake_ng_tree_of(int64_t rows, int32_t d,
+                                                   int64_t chunks_per_block) {
+  cake_ng_tree t;
+  t.rows = rows;
+  t.d = d;
+  t.blocks = (cake_ng_chunks(rows) + chunks_per_block - 1) / chunks_per_block;
+  t.levels = 1;
+  while (cake_ng_level_nodes(t.blocks, t.levels - 1) > 1) ++t.levels;
+  return t;
+}
+
+static CAKE_HD inline cake_ng_level cake_ng_level_of(const cake_ng_tree *t, int level) {
+  cake_ng_level out;
+  int64_t off = 0;
+  out.nodes = 0;
+  out.node_offset = 0;
+  out.counter_offset = 0;
+  for (int l = 0; l <= level; ++l) {
+    const int64_t n = cake_ng_level_nodes(t->blocks, l);
+    const int64_t node_bytes = cake_ng_round_up(n * (int64_t)t->d * 8, 256);
+    const int64_t counter_bytes = l > 0 ? cake_ng_round_up(n * 4, 256) : 0;
+    if (l == level) {
+      out.nodes = n;
+      out.node_offset = off;
+      out.counter_offset = off + node_bytes;
+    }
+    off += node_bytes + counter_bytes;
+  }
+  return out;
+}
+
+static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
+  const cake_ng_level top = cake_ng_level_of(t, t->levels - 1);
+  return top.counter_offset + (t->levels > 1 ? cake_ng_round_up(4, 256) : 0);
+}
+
+/* Non-deterministic package: FP64 [d] accumulator then the ticket counter. */
+static CAKE_HD inline int64_t cake_ng_nondet_counter_offset(int32_t d) {
+  return cake_ng_round_up((int64_t)d * 8, 256);
+}
+static CAKE_HD inline int64_t cake_ng_nondet_bytes(int32_t d) {
+  return cake_ng_nondet_counter_offset(d) + 256;
+}
+
+#endif /* CAKE_KERNELS_COMMON_NORMGATE_WORKSPACE_H_ */
