@@ -64,7 +64,7 @@ __device__ __forceinline__ double tree64(const double *first, int64_t count, int
 // After the CTA wrote level-0 node `node` to the workspace: climb while this CTA is the last
 // child to arrive; the CTA that completes the top level rounds into dw. Every thread of the
 // CTA calls this; `flag` is a shared word.
-__device__ __noinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
+__device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
                                           int64_t node, int *flag) {
   int level = 0;
   for (;;) {

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Registers, stack and spills of every program in every image, from the -Xptxas -v reports
+that the build keeps beside each fatbin (build/fatbins/<image>.resources.txt).
+
+  tools/resource-report.py build/fatbins            # markdown table on stdout
+  tools/resource-report.py build/fatbins --check    # exit 1 if any program spills or uses stack
+"""
+import pathlib
+import re
+import sys
+
+
+def parse(path):
+    regs, frames = {}, {}
+    current = None
+    for line in path.read_text().splitlines():
+        m = re.search(r"Compiling entry function '(\w+)' for '(\w+)'", line) or re.search(
+            r"Function properties for (\w+)", line)
+        if m:
+            current = m.group(1)
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and current:
+            frames[current] = tuple(int(g) for g in m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m and current:
+            regs[current] = int(m.group(1))
+    return {k: (regs[k],) + frames.get(k, (0, 0, 0)) for k in regs}
+
+
+def main():
+    folder = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/fatbins")
+    check = "--check" in sys.argv
+    reports = sorted(folder.glob("*.resources.txt"))
+    if not reports:
+        print(f"no *.resources.txt in {folder}", file=sys.stderr)
+        return 1
+    bad = []
+    print("| image | program (kernel) | registers | stack bytes | spill stores | spill loads |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for rep in reports:
+        image = rep.name.replace(".resources.txt", "")
+        for kernel, (r, stack, st, ld) in sorted(parse(rep).items()):
+            print(f"| {image} | {kernel} | {r} | {stack} | {st} | {ld} |")
+            if stack or st or ld:
+                bad.append(f"{image}: {kernel} stack {stack} spill stores {st} loads {ld}")
+    if check and bad:
+        print("\n".join(["programs with local memory:"] + bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
