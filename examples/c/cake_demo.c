@@ -61,15 +61,15 @@ static int demo_normgate(cake_handle_t h) {
   for (size_t i = 0; i < n; ++i) x[i] = to_bf16((float)normal());
   for (size_t i = 0; i < n; ++i) z[i] = to_bf16((float)(2.0 * normal()));
   for (int i = 0; i < d; ++i) w[i] = to_bf16((float)(1.0 + 0.5 * normal()));
-  void *dx, *dz, *dw, *dy;
-  CHECK_CUDA(cudaMalloc(&dx, n * 2));
-  CHECK_CUDA(cudaMalloc(&dz, n * 2));
-  CHECK_CUDA(cudaMalloc(&dw, d * 2));
-  CHECK_CUDA(cudaMalloc(&dy, n * 2));
-  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dz, z, n * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dw, w, d * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemset(dy, 0xff, n * 2));
+  void *d_x, *d_z, *d_w, *d_y;
+  CHECK_CUDA(cudaMalloc(&d_x, n * 2));
+  CHECK_CUDA(cudaMalloc(&d_z, n * 2));
+  CHECK_CUDA(cudaMalloc(&d_w, d * 2));
+  CHECK_CUDA(cudaMalloc(&d_y, n * 2));
+  CHECK_CUDA(cudaMemcpy(d_x, x, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_z, z, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d_w, w, d * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(d_y, 0xff, n * 2));
   cake_normgate_desc desc;
   CHECK_CAKE(cake_normgate_desc_init(&desc));
   desc.rows = rows;
@@ -77,9 +77,9 @@ static int demo_normgate(cake_handle_t h) {
   cake_program_info info;
   CHECK_CAKE(cake_program_info_init(&info));
   CHECK_CAKE(cake_normgate_forward_query(h, &desc, &info));
-  CHECK_CAKE(cake_normgate_forward(h, &desc, dx, dz, dw, dy, NULL, NULL));
+  CHECK_CAKE(cake_normgate_forward(h, &desc, d_x, d_z, d_w, d_y, NULL, NULL));
   CHECK_CUDA(cudaDeviceSynchronize());
-  CHECK_CUDA(cudaMemcpy(y, dy, n * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(y, d_y, n * 2, cudaMemcpyDeviceToHost));
   double err2 = 0, ref2 = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
@@ -94,13 +94,76 @@ static int demo_normgate(cake_handle_t h) {
     }
   }
   const double rel = sqrt(err2 / ref2);
-  const int ok = rel <= 2e-3;
-  printf("normgate forward  %lld x %d  program %-24s  relative L2 error %.2e  %s\n",
-         (long long)rows, d, info.name, rel, ok ? "OK" : "FAILED");
-  cudaFree(dx);
-  cudaFree(dz);
-  cudaFree(dw);
-  cudaFree(dy);
+  int ok = rel <= 2e-3;
+  printf("normgate forward   %lld x %d  %-28s relative L2 error %.2e  %s\n", (long long)rows, d,
+         info.name, rel, rel <= 2e-3 ? "OK" : "FAILED");
+
+  /* Backward with an FP32 d_w (deterministic package), d_y = fresh random. */
+  uint16_t *gy = malloc(n * 2), *gx = malloc(n * 2);
+  float *gw = malloc(d * sizeof(float));
+  for (size_t i = 0; i < n; ++i) gy[i] = to_bf16((float)normal());
+  void *d_dy, *d_dx, *d_dz, *d_dw, *ws = NULL;
+  size_t ws_bytes = 0;
+  desc.dw_dtype = CAKE_DTYPE_F32;
+  CHECK_CAKE(cake_normgate_workspace_size(h, &desc, &ws_bytes));
+  CHECK_CUDA(cudaMalloc(&d_dy, n * 2));
+  CHECK_CUDA(cudaMalloc(&d_dx, n * 2));
+  CHECK_CUDA(cudaMalloc(&d_dz, n * 2));
+  CHECK_CUDA(cudaMalloc(&d_dw, d * sizeof(float)));
+  if (ws_bytes) {
+    CHECK_CUDA(cudaMalloc(&ws, ws_bytes));
+    CHECK_CUDA(cudaMemset(ws, 0, ws_bytes)); /* once: Cake leaves it ready for the next call */
+  }
+  CHECK_CUDA(cudaMemcpy(d_dy, gy, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CAKE(cake_normgate_backward_query(h, &desc, &info));
+  CHECK_CAKE(cake_normgate_backward(h, &desc, d_dy, d_x, d_z, d_w, d_dx, d_dz, d_dw, ws, ws_bytes, NULL));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(gx, d_dx, n * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(gw, d_dw, d * sizeof(float), cudaMemcpyDeviceToHost));
+  double *ref_dw = calloc(d, sizeof(double));
+  double dx_err2 = 0, dx_ref2 = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0, gn = 0;
+    for (int c = 0; c < d; ++c) ss += from_bf16(x[r * d + c]) * from_bf16(x[r * d + c]);
+    const double rstd = 1.0 / sqrt(ss / d + 1e-6);
+    for (int c = 0; c < d; ++c) {
+      const double zv = from_bf16(z[r * d + c]), sg = 1.0 / (1.0 + exp(-zv));
+      const double a = from_bf16(gy[r * d + c]) * zv * sg, nv = from_bf16(x[r * d + c]) * rstd;
+      gn += a * from_bf16(w[c]) * nv;
+      ref_dw[c] += a * nv;
+    }
+    for (int c = 0; c < d; ++c) {
+      const double zv = from_bf16(z[r * d + c]), sg = 1.0 / (1.0 + exp(-zv));
+      const double a = from_bf16(gy[r * d + c]) * zv * sg, nv = from_bf16(x[r * d + c]) * rstd;
+      const double want = rstd * (a * from_bf16(w[c]) - nv * gn / d);
+      const double got = from_bf16(gx[r * d + c]);
+      dx_err2 += (got - want) * (got - want);
+      dx_ref2 += want * want;
+    }
+  }
+  double dw_err2 = 0, dw_ref2 = 0;
+  for (int c = 0; c < d; ++c) {
+    dw_err2 += (gw[c] - ref_dw[c]) * (gw[c] - ref_dw[c]);
+    dw_ref2 += ref_dw[c] * ref_dw[c];
+  }
+  const double rel_dx = sqrt(dx_err2 / dx_ref2), rel_dw = sqrt(dw_err2 / dw_ref2);
+  printf("normgate backward  %lld x %d  %-28s d_x rel L2 %.2e, d_w (FP32) rel L2 %.2e  %s\n",
+         (long long)rows, d, info.name, rel_dx, rel_dw,
+         rel_dx <= 2e-3 && rel_dw <= 1e-5 ? "OK" : "FAILED");
+  ok = ok && rel_dx <= 2e-3 && rel_dw <= 1e-5;
+  cudaFree(d_dy);
+  cudaFree(d_dx);
+  cudaFree(d_dz);
+  cudaFree(d_dw);
+  cudaFree(ws);
+  free(gy);
+  free(gx);
+  free(gw);
+  free(ref_dw);
+  cudaFree(d_x);
+  cudaFree(d_z);
+  cudaFree(d_w);
+  cudaFree(d_y);
   free(x);
   free(z);
   free(w);
