@@ -217,6 +217,98 @@ CAKE_API int cake_program_count(cake_handle_t handle);
 CAKE_API const char *cake_program_name(cake_handle_t handle, int index);
 
 /* ---------------------------------------------------------------------------------------- */
+/** @name Program tables: what the library ships, for tools (cake-info) and benchmarks.       */
+/** @{ */
+
+/** Kernel families. */
+typedef enum cake_family {
+  CAKE_FAMILY_NORMGATE = 1,     /**< SiLU-gated RMSNorm. */
+  CAKE_FAMILY_SWIGLU_MXFP8 = 2, /**< SwiGLU + MXFP8 quantization. */
+} cake_family_t;
+
+/** Operations within a family (the same numbers are reused across families). */
+typedef enum cake_op {
+  CAKE_OP_NORMGATE_FORWARD = 0,           /**< normgate forward. */
+  CAKE_OP_NORMGATE_BACKWARD_DET = 1,      /**< normgate backward, deterministic package. */
+  CAKE_OP_NORMGATE_BACKWARD_NONDET = 2,   /**< normgate backward, non-deterministic package. */
+  CAKE_OP_SWIGLU_FORWARD_ROWWISE = 0,     /**< swiglu_mxfp8 forward, rowwise. */
+  CAKE_OP_SWIGLU_FORWARD_COLWISE = 1,     /**< swiglu_mxfp8 forward, colwise. */
+  CAKE_OP_SWIGLU_FORWARD_BOTH = 2,        /**< swiglu_mxfp8 forward, both. */
+  CAKE_OP_SWIGLU_BACKWARD_ROWWISE = 3,    /**< swiglu_mxfp8 backward, rowwise. */
+  CAKE_OP_SWIGLU_BACKWARD_COLWISE = 4,    /**< swiglu_mxfp8 backward, colwise. */
+  CAKE_OP_SWIGLU_BACKWARD_BOTH = 5,       /**< swiglu_mxfp8 backward, both. */
+} cake_op_t;
+
+/** One program of a table. Initialise with cake_table_program_init(). */
+typedef struct cake_table_program {
+  size_t struct_size;      /**< sizeof(cake_table_program). */
+  char name[64];           /**< Stable name, e.g. "sm90.ng_fwd_d128_short". */
+  char kernel[80];         /**< Kernel symbol in the table's image. */
+  cake_family_t family;    /**< Its family. */
+  cake_op_t op;            /**< Its operation. */
+  int32_t threads;         /**< CTA size. */
+  int32_t min_ctas_per_sm; /**< CTAs per SM its register budget is fitted to. */
+  int32_t knobs[8];        /**< Family knobs in manifest order (see kernels/common/program_desc.h). */
+} cake_table_program;
+
+/** One route of a table. Initialise with cake_table_route_init(). */
+typedef struct cake_table_route {
+  size_t struct_size;   /**< sizeof(cake_table_route). */
+  cake_family_t family; /**< Family it routes. */
+  cake_op_t op;         /**< Operation it routes. */
+  int32_t d;            /**< normgate width it serves (0: any); 0 for swiglu_mxfp8. */
+  int64_t metric_lo;    /**< Inclusive lower bound of the size metric (normgate: rows per SM;
+                             swiglu_mxfp8: M*K). */
+  int64_t metric_hi;    /**< Exclusive upper bound, -1 for open. */
+  char program[64];     /**< The program it picks. */
+} cake_table_route;
+
+/**
+ * Set @p program's struct_size and zero the rest.
+ * @param[out] program The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p program is NULL.
+ */
+CAKE_API cake_status_t cake_table_program_init(cake_table_program *program);
+
+/**
+ * Set @p route's struct_size and zero the rest.
+ * @param[out] route The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p route is NULL.
+ */
+CAKE_API cake_status_t cake_table_route_init(cake_table_route *route);
+
+/**
+ * Sizes of an architecture's table. Needs no device.
+ * @param[in]  table    CAKE_ARCH_SM90, _SM100, _SM103 or _SM107.
+ * @param[out] programs Receives the number of programs (may be NULL).
+ * @param[out] routes   Receives the number of routes (may be NULL).
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT for an unknown table.
+ */
+CAKE_API cake_status_t cake_table_counts(cake_arch_t table, int32_t *programs, int32_t *routes);
+
+/**
+ * Program @p index of a table. Needs no device.
+ * @param[in]  table   An architecture table.
+ * @param[in]  index   0 .. programs - 1.
+ * @param[out] program Initialised with cake_table_program_init().
+ * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
+ */
+CAKE_API cake_status_t cake_table_program_get(cake_arch_t table, int32_t index,
+                                              cake_table_program *program);
+
+/**
+ * Route @p index of a table, in the order the router tries them. Needs no device.
+ * @param[in]  table An architecture table.
+ * @param[in]  index 0 .. routes - 1.
+ * @param[out] route Initialised with cake_table_route_init().
+ * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
+ */
+CAKE_API cake_status_t cake_table_route_get(cake_arch_t table, int32_t index,
+                                            cake_table_route *route);
+
+/** @} */
+
+/* ---------------------------------------------------------------------------------------- */
 /** @name SiLU-gated RMSNorm (normgate): y = rmsnorm(x) * w * silu(z), per row of width d.  */
 /** @{ */
 
@@ -347,6 +439,116 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
 CAKE_API cake_status_t cake_normgate_backward_query(cake_handle_t handle,
                                                     const cake_normgate_desc *desc,
                                                     cake_program_info *info);
+
+/** @} */
+
+/* ---------------------------------------------------------------------------------------- */
+/** @name SwiGLU + MXFP8 quantization: silu(gate) * up from BF16 [M, 2K] to E4M3 + E8M0.  */
+/** @{ */
+
+/** Which quantized orientations a call writes (bit flags; at least one). */
+typedef enum cake_mxfp8_orientation {
+  CAKE_MXFP8_ROWWISE = 1, /**< row_q [M, O] row-major, one scale per 32 columns of a row. */
+  CAKE_MXFP8_COLWISE = 2, /**< col_q stored transposed ([O, M]), one scale per 32 rows. */
+  CAKE_MXFP8_BOTH = 3,    /**< Both, from one read of the input. */
+} cake_mxfp8_orientation_t;
+
+/** Shape of a SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_desc_init(). */
+typedef struct cake_swiglu_mxfp8_desc {
+  size_t struct_size;  /**< sizeof(cake_swiglu_mxfp8_desc). */
+  int64_t m;           /**< Rows: a positive multiple of 128. */
+  int64_t k;           /**< Output columns of the forward (input is [m, 2k]): a positive
+                            multiple of 128. */
+  cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
+  /** NULL: the router picks; else the name of a program of the handle's table to force. */
+  const char *program;
+} cake_swiglu_mxfp8_desc;
+
+/** Sizes of the output buffers of one form. */
+typedef struct cake_swiglu_mxfp8_sizes {
+  size_t struct_size;   /**< sizeof(cake_swiglu_mxfp8_sizes). */
+  int64_t out_cols;     /**< O: k forward, 2k backward. */
+  size_t q_bytes;       /**< Each of row_q and col_q: m * O bytes. */
+  size_t row_s_bytes;   /**< Rowwise scales: R' * C' of the swizzled 128x4 layout. */
+  size_t col_s_bytes;   /**< Colwise scales, likewise. */
+} cake_swiglu_mxfp8_sizes;
+
+/**
+ * Set @p desc to defaults (rowwise, routed).
+ * @param[out] desc The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_desc_init(cake_swiglu_mxfp8_desc *desc);
+
+/**
+ * Set @p sizes's struct_size and zero the rest.
+ * @param[out] sizes The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes);
+
+/**
+ * Output buffer sizes for @p desc. Needs no handle and no device.
+ * @param[in]  desc      The shape (m, k).
+ * @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k).
+ * @param[out] sizes     Initialised with cake_swiglu_mxfp8_sizes_init().
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT (also when a size overflows 64
+ *         bits), CAKE_STATUS_UNSUPPORTED_SHAPE.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_buffer_sizes(const cake_swiglu_mxfp8_desc *desc,
+                                                      int backward,
+                                                      cake_swiglu_mxfp8_sizes *sizes);
+
+/**
+ * Forward: Y = bf16(silu(g) * u) with g = in[:, :k], u = in[:, k:], quantized to MXFP8.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   Shape, orientation, program.
+ * @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned.
+ * @param[out] row_q  E4M3 [m, k] (rowwise, else ignored), 16-byte aligned.
+ * @param[out] row_s  E8M0 swizzled scales (rowwise), 16-byte aligned.
+ * @param[out] col_q  E4M3 [k, m] (colwise), 16-byte aligned.
+ * @param[out] col_s  E8M0 swizzled scales (colwise), 16-byte aligned.
+ * @param[in]  stream The stream to launch on.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
+ *         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED, CAKE_STATUS_PROGRAM_NOT_FOUND,
+ *         CAKE_STATUS_CUDA_ERROR. Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_forward(cake_handle_t handle,
+                                                 const cake_swiglu_mxfp8_desc *desc,
+                                                 const void *in, void *row_q, void *row_s,
+                                                 void *col_q, void *col_s, cake_stream_t stream);
+
+/**
+ * Backward: with s = sigmoid(g), a = g*s: dgate = bf16((fma(a, 1-s, s)*grad)*u),
+ * dup = bf16(a*grad); the [m, 2k] result [dgate | dup] quantized to MXFP8 (O = 2k).
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   Shape, orientation, program.
+ * @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned.
+ * @param[in]  grad   BF16 [m, k], contiguous, 16-byte aligned.
+ * @param[out] row_q  E4M3 [m, 2k] (rowwise), 16-byte aligned.
+ * @param[out] row_s  E8M0 swizzled scales (rowwise), 16-byte aligned.
+ * @param[out] col_q  E4M3 [2k, m] (colwise), 16-byte aligned.
+ * @param[out] col_s  E8M0 swizzled scales (colwise), 16-byte aligned.
+ * @param[in]  stream The stream to launch on.
+ * @return As cake_swiglu_mxfp8_forward().
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_backward(cake_handle_t handle,
+                                                  const cake_swiglu_mxfp8_desc *desc,
+                                                  const void *in, const void *grad, void *row_q,
+                                                  void *row_s, void *col_q, void *col_s,
+                                                  cake_stream_t stream);
+
+/**
+ * Which program a SwiGLU + MXFP8 call would run, and why.
+ * @param[in]  handle   A live handle.
+ * @param[in]  desc     The call's descriptor.
+ * @param[in]  backward 0 forward, 1 backward.
+ * @param[out] info     Initialised with cake_program_info_init(); receives the choice.
+ * @return As the call, without the pointer checks.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
+                                               const cake_swiglu_mxfp8_desc *desc, int backward,
+                                               cake_program_info *info);
 
 /** @} */
 

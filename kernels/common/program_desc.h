@@ -19,33 +19,25 @@
 
 #define CAKE_MAX_KNOBS 8
 
-enum cake_family_id {
-  CAKE_FAMILY_NORMGATE = 1,
-  CAKE_FAMILY_SWIGLU_MXFP8 = 2,
-};
+/* Families and ops are the public enums of cake.h (cake_family_t, cake_op_t); these short
+ * names are what manifests use. */
+#include "cake.h"
 
-/* Normgate ops (routes and programs). */
-enum cake_normgate_op {
-  CAKE_NG_OP_FWD = 0,
-  CAKE_NG_OP_BWD_DET = 1,   /* backward, deterministic dw partials */
-  CAKE_NG_OP_BWD_NONDET = 2, /* backward, FP64 atomics + ticket */
-};
-
-/* SwiGLU + MXFP8 forms: direction * 3 + orientation. */
-enum cake_swiglu_form {
-  CAKE_SW_FWD_ROW = 0,
-  CAKE_SW_FWD_COL = 1,
-  CAKE_SW_FWD_BOTH = 2,
-  CAKE_SW_BWD_ROW = 3,
-  CAKE_SW_BWD_COL = 4,
-  CAKE_SW_BWD_BOTH = 5,
-};
+#define CAKE_NG_OP_FWD CAKE_OP_NORMGATE_FORWARD
+#define CAKE_NG_OP_BWD_DET CAKE_OP_NORMGATE_BACKWARD_DET
+#define CAKE_NG_OP_BWD_NONDET CAKE_OP_NORMGATE_BACKWARD_NONDET
+#define CAKE_SW_FWD_ROW CAKE_OP_SWIGLU_FORWARD_ROWWISE
+#define CAKE_SW_FWD_COL CAKE_OP_SWIGLU_FORWARD_COLWISE
+#define CAKE_SW_FWD_BOTH CAKE_OP_SWIGLU_FORWARD_BOTH
+#define CAKE_SW_BWD_ROW CAKE_OP_SWIGLU_BACKWARD_ROWWISE
+#define CAKE_SW_BWD_COL CAKE_OP_SWIGLU_BACKWARD_COLWISE
+#define CAKE_SW_BWD_BOTH CAKE_OP_SWIGLU_BACKWARD_BOTH
 
 typedef struct cake_program_desc {
   const char *name;   /* "<arch>.<sym>", stable across releases */
   const char *kernel; /* extern "C" symbol in the architecture's fatbin */
-  uint16_t family;    /* cake_family_id */
-  uint16_t op;        /* cake_normgate_op or cake_swiglu_form */
+  uint16_t family;    /* cake_family_t */
+  uint16_t op;        /* cake_op_t */
   uint32_t threads;   /* CTA size, as compiled into __launch_bounds__ */
   uint32_t min_ctas_per_sm;
   int32_t knobs[CAKE_MAX_KNOBS]; /* family knobs in manifest order, after threads/min_ctas */

@@ -1,0 +1,483 @@
+// SwiGLU + MXFP8 quantization: one kernel body for all six forms (SPEC-swiglu-mxfp8.md).
+//
+//   forward   Y[m, k] = bf16(g*s*u),                       O = K output columns
+//   backward  Y[m, k] = bf16((fma(g*s, 1-s, s)*grad)*u)    (dgate, columns [0, K))
+//             Y[m, K+k] = bf16((g*s)*grad)                 (dup,   columns [K, 2K)), O = 2K
+//   then Y is quantized in blocks of 32 along rows (rowwise: row_q [M, O], row_s) and/or along
+//   columns (colwise: col_q = the transpose [O, M], col_s); scales in the swizzled 128x4 layout.
+//
+// The idea, for the H200 memory roofline (every byte read once, written once, 16 bytes a time):
+//
+//   CTA tile   tile_rows x tile_cols of the input's k-columns (tile_cols gate columns and the
+//              matching up/grad columns; backward tiles produce 2*tile_cols output columns).
+//              A 1-D grid strides over tiles (tile = blockIdx.x + i*gridDim.x, k fastest), so
+//              M is limited by nothing but 64-bit indexing; the host sizes the grid to one
+//              wave at the program's CTAs per SM (lib/families/swiglu_mxfp8_launch.cc).
+//   phase 1    each thread takes a slot of 16 k-columns x rows_per_thread rows (rows
+//              tile_rows/rows_per_thread apart, so each load instruction of a warp is
+//              coalesced along k): 16-byte loads (2 per operand per row, cache hint from the
+//              program), the sigmoid in the program's sigmoid/band form, the BF16 Y.
+//     rowwise  quantized straight from registers: a 32-column block is two adjacent lanes
+//              (one shuffle exchanges the packed 16-bit amaxes of two blocks at once), 16 E4M3
+//              bytes per lane = one 16-byte store; the even/odd lane writes the scale byte.
+//     colwise  Y (BF16) goes to shared memory, row-major with a 16-byte XOR swizzle and 64 bytes
+//              of padding every 16 rows, so that phase 1's 16-byte stores and phase 2's column
+//              reads are both free of bank conflicts.
+//   phase 2    (colwise and both) each thread takes two adjacent columns x 16 rows (a 32-bit
+//              shared load per row, read twice: once for the amax, once to convert, so no
+//              16-word array is live across the shuffle), the lane pair (h = 0, 1) of a 32-row
+//              block exchanges the packed amax, and each lane writes two 16-byte pieces: the
+//              transposed output col_q[o*M + m] is written as 32-byte segments per column.
+//   band path  with a fast sigmoid form, flagged gates (g below about -87.3, NaN) are recomputed
+//              by sigmoid_band(), the exact sequence with a call-free rcp.rn; in the
+//              flagged-pair loop form the pair's inputs are read again from global memory (an
+//              L1/L2 hit) and its Y word is patched through a select chain.
+//   both       Y is computed once; rowwise from registers, colwise from the same tile in shared
+//              memory: both == rowwise + colwise byte for byte because the bytes come from the
+//              same Y and the same encoder.
+//   padding    scale padding entries (R or C not a multiple of 128 / 4) are written 0x00 by a
+//              grid-stride loop at the end; with M, K multiples of 128 (the API rule) there are
+//              none and the loop runs zero times.
+//
+// Knobs (CAKE_SWIGLU_PROGRAM, in manifest order after threads and min_ctas):
+//   tile_rows        rows per CTA tile: a multiple of 32 for colwise/both; rowwise also 1 or 2
+//   tile_cols        k-columns per CTA tile, a multiple of 32
+//                    (tile_rows/rows_per_thread) * (tile_cols/16) must be a multiple of threads
+//   rows_per_thread  1 or 2: rows a thread carries at once (more loads in flight, more registers)
+//   load_hint        0 ld.global.nc (read-only path, default caching)
+//                    1 ld.global.nc.L1::no_allocate (streamed once: keep L1 for others)
+//                    2 ld.global.nc.L2::cache_hint with an L2::evict_first policy
+//                      (createpolicy.fractional, 1.0): streamed once, let L2 drop it first
+//   sigmoid_form     0 exact, 1 fast, 2 packed f32x2 (sm_100+, scalar elsewhere); see
+//                    swiglu_sigmoid.cuh
+//   band_form        0 inline branch, 1 out-of-line call, 2 flagged-pair loop (ignored for 0)
+// Every knob changes only the schedule: all programs of a form write the same bytes.
+#pragma once
+#include <stdint.h>
+
+#include "hd.h"
+#include "mxfp8_encode.h"
+#include "program_desc.h"
+#include "swiglu_mxfp8_params.h"
+#include "swiglu_sigmoid.cuh"
+
+namespace cake {
+
+template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
+          int kLoadHint_, int kSigmoidForm_, int kBandForm_>
+struct SwigluCfg {
+  static constexpr int kForm = kForm_;
+  static constexpr bool kBackward = kForm_ >= CAKE_SW_BWD_ROW;
+  static constexpr int kOrientation = kForm_ % 3;  // 0 rowwise, 1 colwise, 2 both
+  static constexpr bool kRowwise = kOrientation != 1;
+  static constexpr bool kColwise = kOrientation != 0;
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kTileRows = kTileRows_;  // rows per CTA tile
+  static constexpr int kTileCols = kTileCols_;  // k-columns per CTA tile
+  static constexpr int kRpt = kRowsPerThread_;
+  static constexpr int kLoadHint = kLoadHint_;
+  static constexpr int kSig = kSigmoidForm_;
+  static constexpr int kBand = kBandForm_;
+
+  static constexpr int kSlotCols = 16;                          // k-columns per thread slot
+  static constexpr int kChunksPerRow = kTileCols / kSlotCols;   // slots along k
+  static constexpr int kRowGroups = kTileRows / kRpt;           // slot rows
+  static constexpr int kSlots = kRowGroups * kChunksPerRow;
+  static constexpr int kPasses = kSlots / kThreads;
+  static constexpr int kOutPerK = kBackward ? 2 : 1;
+  static constexpr int kTileOutCols = kTileCols * kOutPerK;     // BF16 columns of the Y tile
+  static constexpr int kSmemRowWords = kTileOutCols / 2;        // 32-bit words per tile row
+  static constexpr int kSmemWords =
+      kColwise ? kTileRows * kSmemRowWords + (kTileRows / 16) * 16 : 4;
+  static constexpr int kColPairs = kTileOutCols / 2;            // phase 2: column pairs
+  static constexpr int kColItems = kColPairs * (kTileRows / 16);
+
+  static_assert(kForm_ >= CAKE_SW_FWD_ROW && kForm_ <= CAKE_SW_BWD_BOTH, "form");
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads: whole warps, at most 1024");
+  static_assert(kRpt == 1 || kRpt == 2, "rows_per_thread is 1 or 2");
+  static_assert(kTileCols % 32 == 0 && kTileCols > 0, "tile_cols: a multiple of 32");
+  static_assert(kTileRows % kRpt == 0 && kTileRows > 0, "tile_rows: a multiple of rows_per_thread");
+  static_assert(kSlots % kThreads == 0,
+                "(tile_rows/rows_per_thread)*(tile_cols/16) must be a multiple of threads");
+  static_assert(!kColwise || kTileRows % 32 == 0, "colwise/both: tile_rows a multiple of 32");
+  static_assert(kSmemWords * 4 <= 48 * 1024, "colwise tile exceeds 48 KiB of static smem");
+  static_assert(!kColwise || kColItems % 32 == 0, "phase 2 items: whole warps");
+  static_assert(kLoadHint_ >= 0 && kLoadHint_ <= 2, "load_hint is 0, 1 or 2");
+};
+
+namespace swiglu {
+
+namespace mx = cake::mx;
+
+// ---- memory ----
+// Loads are non-volatile asm without a memory clobber: the inputs are read-only for the whole
+// kernel (outputs never alias them), so the compiler may hoist and batch them freely.
+template <int kHint>
+__device__ __forceinline__ uint4 ldg16(const void *ptr) {
+  uint4 v;
+#if defined(CAKE_HOST_EMULATION)
+  v = cake_emu::ldg16(ptr, kHint);
+#else
+  if constexpr (kHint == 1) {
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
+  } else if constexpr (kHint == 2) {
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr), "l"(policy));
+  } else {
+    asm("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
+  }
+#endif
+  return v;
+}
+
+__device__ __forceinline__ void stg16(void *ptr, uint4 v) { *reinterpret_cast<uint4 *>(ptr) = v; }
+
+// ---- BF16 ----
+__device__ __forceinline__ float lo_f(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi_f(uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); }
+
+// Round two floats to BF16 (RNE) and pack: lo in bits 0..15.
+__device__ __forceinline__ uint32_t bf16x2_rn(float lo, float hi) {
+#if defined(CAKE_HOST_EMULATION)
+  return (uint32_t)mx::bf16_rn(lo) | ((uint32_t)mx::bf16_rn(hi) << 16);
+#else
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#endif
+}
+
+// |x| of both halves; an unsigned max over these is a NaN-propagating amax (NaN > Inf > finite).
+__device__ __forceinline__ uint32_t abs2(uint32_t w) { return w & 0x7FFF7FFFu; }
+
+// Packed per-half amax of n words.
+template <int N>
+__device__ __forceinline__ uint32_t amax2(const uint32_t (&w)[N]) {
+  uint32_t a = abs2(w[0]);
+#pragma unroll
+  for (int i = 1; i < N; ++i) a = __vmaxu2(a, abs2(w[i]));
+  return a;
+}
+
+__device__ __forceinline__ uint32_t halves_max(uint32_t a) { return max(a & 0xFFFFu, a >> 16); }
+
+// Sixteen BF16 values, given as the lo or hi halves of 16 words (colwise) or as 8 words
+// (rowwise), times 2^(127-S), to E4M3. S = 255: all 0x7F. e4m3(v * 2^(127-S)) equals the spec's
+// e4m3(bf16(v * 2^(127-S))): the product is exact unless it is an FP32 subnormal, and then both
+// round to +-0.
+__device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
+  return (uint32_t)mx::e4m3x2_rn_satfinite(a, b) | ((uint32_t)mx::e4m3x2_rn_satfinite(c, d) << 16);
+}
+
+__device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_t s) {
+  const float k = mx::inv_scale(s);
+  uint32_t q[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    q[i] = e4m3x4(__fmul_rn(lo_f(w[2 * i]), k), __fmul_rn(hi_f(w[2 * i]), k),
+                  __fmul_rn(lo_f(w[2 * i + 1]), k), __fmul_rn(hi_f(w[2 * i + 1]), k));
+  }
+  uint4 r = make_uint4(q[0], q[1], q[2], q[3]);
+  if (s == mx::kScaleNaN) r = make_uint4(0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu);
+  return r;
+}
+
+// ---- shared-memory Y tile ----
+// Word (row, w) of the tile: row-major, kSmemRowWords words a row, 16 words of padding every 16
+// rows (rows r and r+16, read together in phase 2, then start 16 banks apart), and the two
+// 16-byte halves of every 32-byte group swapped where bit 2 of (row*chunks_per_row + w/8) is
+// set (the four lanes 4..7 of each quarter-warp of phase 1's 16-byte stores then land on the
+// other half of the banks).
+template <class Cfg>
+__device__ __forceinline__ int smem_word(int row, int w) {
+  const int f = ((row * Cfg::kChunksPerRow + (w >> 3)) >> 2) & 1;
+  return row * Cfg::kSmemRowWords + (row >> 4) * 16 + (w ^ (f << 2));
+}
+
+// ---- Y of one slot row ----
+// One pair of outputs from one pair of gates and their sigmoid: the only place the SwiGLU
+// arithmetic is written (emit and refix both call it). Forward: yw0 = Y. Backward: yw0 = dgate,
+// yw1 = dup.
+template <class Cfg>
+__device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t dw,
+                                       uint32_t &yw0, uint32_t &yw1) {
+  constexpr int kSig = Cfg::kSig;
+  const float2 u = bf16x2_to_float2(uw);
+  const float2 a = pmul<kSig>(g, s);  // silu(g) = g * sigmoid(g)
+  if constexpr (!Cfg::kBackward) {
+    const float2 y = pmul<kSig>(a, u);
+    yw0 = bf16x2_rn(y.x, y.y);
+  } else {
+    const float2 d = bf16x2_to_float2(dw);
+    const float2 oms = psub<kSig>(make_float2(1.0f, 1.0f), s);
+    const float2 dact = pfma<kSig>(a, oms, s);  // d silu / dg, one rounding
+    const float2 dg = pmul<kSig>(pmul<kSig>(dact, d), u);
+    const float2 du = pmul<kSig>(a, d);
+    yw0 = bf16x2_rn(dg.x, dg.y);
+    yw1 = bf16x2_rn(du.x, du.y);
+  }
+}
+
+// Y of 16 k-columns of one row. gate points at the row's 16 gates (up at gate + K, grad at
+// grad); only the flagged-pair loop reads them again.
+template <class Cfg>
+__device__ __forceinline__ void compute_y(const uint4 (&gv)[2], const uint4 (&uv)[2],
+                                          const uint4 (&dv)[2], const uint16_t *gate,
+                                          const uint16_t *grad, int64_t K, uint32_t (&y0)[8],
+                                          uint32_t (&y1)[8]) {
+  const uint32_t gw[8] = {gv[0].x, gv[0].y, gv[0].z, gv[0].w, gv[1].x, gv[1].y, gv[1].z, gv[1].w};
+  const uint32_t uw[8] = {uv[0].x, uv[0].y, uv[0].z, uv[0].w, uv[1].x, uv[1].y, uv[1].z, uv[1].w};
+  const uint32_t dw[8] = {dv[0].x, dv[0].y, dv[0].z, dv[0].w, dv[1].x, dv[1].y, dv[1].z, dv[1].w};
+  for_each_sigmoid_pair<Cfg::kSig, Cfg::kBand, 8>(
+      gw, [&](int i, float2 g, float2 s) { y_pair<Cfg>(g, s, uw[i], dw[i], y0[i], y1[i]); },
+      [&](int j) {
+        // Flagged pairs only exist in rows that were loaded (a zero-filled slot has g = 0).
+        const uint32_t gword = __ldg(reinterpret_cast<const unsigned int *>(gate) + j);
+        const uint32_t uword = __ldg(reinterpret_cast<const unsigned int *>(gate + K) + j);
+        uint32_t dword = 0;
+        if constexpr (Cfg::kBackward) {
+          dword = __ldg(reinterpret_cast<const unsigned int *>(grad) + j);
+        }
+        uint32_t a = 0, b = 0;
+        y_pair<Cfg>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a, b);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          y0[i] = (i == j) ? a : y0[i];
+          if constexpr (Cfg::kBackward) y1[i] = (i == j) ? b : y1[i];
+        }
+      });
+}
+
+// ---- phase 1: one slot (16 k-columns x kRpt rows) ----
+template <class Cfg>
+__device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                            int64_t k0, int slot, uint32_t *smem) {
+  constexpr int R = Cfg::kRpt;
+  constexpr int G = Cfg::kOutPerK;  // 16-value groups per row: Y, or dgate and dup
+  const int chunk = slot % Cfg::kChunksPerRow;
+  const int row_group = slot / Cfg::kChunksPerRow;
+  const int64_t K = p.K;
+  const int64_t k = k0 + chunk * Cfg::kSlotCols;
+  const bool k_ok = k < K;
+
+  // Prologue: every load of the slot in flight before any arithmetic.
+  uint4 gv[R][2], uv[R][2], dv[R][2];
+  bool ok[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t m = m0 + row_group + r * Cfg::kRowGroups;
+    ok[r] = k_ok && m < p.M;
+    const uint4 z = make_uint4(0u, 0u, 0u, 0u);
+    gv[r][0] = gv[r][1] = uv[r][0] = uv[r][1] = dv[r][0] = dv[r][1] = z;
+    if (ok[r]) {
+      const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
+      gv[r][0] = ldg16<Cfg::kLoadHint>(gate);
+      gv[r][1] = ldg16<Cfg::kLoadHint>(gate + 8);
+      uv[r][0] = ldg16<Cfg::kLoadHint>(gate + K);
+      uv[r][1] = ldg16<Cfg::kLoadHint>(gate + K + 8);
+      if constexpr (Cfg::kBackward) {
+        const uint16_t *grad = p.grad + m * K + k;  // [M, K]
+        dv[r][0] = ldg16<Cfg::kLoadHint>(grad);
+        dv[r][1] = ldg16<Cfg::kLoadHint>(grad + 8);
+      }
+    }
+  }
+
+  // Row by row: Y, its rowwise bytes, its shared-memory copy; Y dies before the next row.
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int row = row_group + r * Cfg::kRowGroups;  // within the tile
+    const int64_t m = m0 + row;
+    const uint16_t *gate = p.in + m * (2 * K) + k;
+    uint32_t y[G][8];
+    compute_y<Cfg>(gv[r], uv[r], dv[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr, K,
+                   y[0], y[G - 1]);
+
+    if constexpr (Cfg::kRowwise) {
+      // Lanes 2i and 2i+1 hold the two halves of each 32-column block. Backward, the dgate and
+      // dup amaxes travel in one shuffle, and the even lane writes dgate's scale byte, the odd
+      // lane dup's; forward, the even lane writes the one scale byte.
+      const bool odd = (threadIdx.x & 1) != 0;
+      uint32_t a = halves_max(amax2(y[0]));
+      if constexpr (G == 2) a |= halves_max(amax2(y[1])) << 16;
+      a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const uint32_t s = mx::scale_from_amax_bits(g ? a >> 16 : a & 0xFFFFu);
+        const uint4 q = quantize_words8(y[g], s);
+        if (ok[r]) {
+          const int64_t o = g ? K + k : k;
+          stg16(p.row_q + m * p.O + o, q);
+          if (odd == (g == 1)) {
+            p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
+          }
+        }
+      }
+    }
+
+    if constexpr (Cfg::kColwise) {
+      if (ok[r]) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          // Words w .. w+7 of the row: Y, or dgate then (kTileCols/2 words on) dup.
+          const int w = (g ? Cfg::kTileCols / 2 : 0) + chunk * (Cfg::kSlotCols / 2);
+          *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w)) =
+              make_uint4(y[g][0], y[g][1], y[g][2], y[g][3]);
+          *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w + 4)) =
+              make_uint4(y[g][4], y[g][5], y[g][6], y[g][7]);
+        }
+      }
+    }
+  }
+}
+
+// ---- phase 2: one item (2 adjacent output columns x 16 rows of the tile) ----
+template <class Cfg>
+__device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                            int64_t k0, int item, const uint32_t *smem) {
+  const int h = item & 1;                    // which 16 rows of the 32-row block
+  const int rest = item >> 1;
+  const int c2 = rest % Cfg::kColPairs;      // word column = column pair
+  const int blk = rest / Cfg::kColPairs;     // 32-row block within the tile
+  const int r0 = blk * 32 + h * 16;
+
+  // Word (r0 + j, c2) is smem_word(r0 + j, c2), written out: r0 is a multiple of 16, so
+  // r0*kChunksPerRow is a multiple of 32 and the swap bit depends on j and c2 only.
+  // Two passes over the 16 shared-memory words: the first only reduces the amax, the second
+  // converts each word as it arrives (volatile: not merged with the first pass's loads, so no
+  // 16-word array stays live across the shuffle; shared-memory bandwidth is plentiful here).
+  const uint32_t *rowbase = smem + (r0 >> 4) * 16;
+  const int x = c2 >> 3;
+  uint32_t a = 0;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
+    a = __vmaxu2(a, abs2(rowbase[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))]));
+  }
+  a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+  const uint32_t s_lo = mx::scale_from_amax_bits(a & 0xFFFFu);
+  const uint32_t s_hi = mx::scale_from_amax_bits(a >> 16);
+
+  const int w = 2 * c2;  // first of the two tile output columns
+  const bool dup = Cfg::kBackward && w >= Cfg::kTileCols;
+  const int64_t kk = k0 + (dup ? w - Cfg::kTileCols : w);
+  const int64_t o = dup ? p.K + kk : kk;
+  const int64_t mb = m0 + blk * 32;
+  if (kk < p.K && mb < p.M) {
+    const volatile uint32_t *vrow = rowbase;
+    const float k_lo = mx::inv_scale(s_lo), k_hi = mx::inv_scale(s_hi);
+    uint32_t q_lo[4], q_hi[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float lo[4], hi[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = 4 * i + e;
+        const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
+        const uint32_t wv = vrow[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
+        lo[e] = __fmul_rn(lo_f(wv), k_lo);
+        hi[e] = __fmul_rn(hi_f(wv), k_hi);
+      }
+      q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
+      q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
+    }
+    const uint32_t nan4 = 0x7F7F7F7Fu;
+    const bool nan_lo = s_lo == mx::kScaleNaN, nan_hi = s_hi == mx::kScaleNaN;
+    const uint4 ql = nan_lo ? make_uint4(nan4, nan4, nan4, nan4)
+                            : make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]);
+    const uint4 qh = nan_hi ? make_uint4(nan4, nan4, nan4, nan4)
+                            : make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]);
+    stg16(p.col_q + o * p.M + mb + h * 16, ql);
+    stg16(p.col_q + (o + 1) * p.M + mb + h * 16, qh);
+    // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's.
+    p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] =
+        (uint8_t)(h ? s_hi : s_lo);
+  }
+}
+
+// Zero the padding entries of a swizzled scale matrix: rows [0, R) x columns [C, C') and rows
+// [R, R') x all C' columns. Grid-stride over all threads of the launch.
+__device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int64_t cols,
+                                                   int64_t rows_padded, int64_t cols_padded) {
+  const int64_t extra_cols = cols_padded - cols;
+  const int64_t n_right = rows * extra_cols;
+  const int64_t n_below = (rows_padded - rows) * cols_padded;
+  const int64_t n = n_right + n_below;
+  if (n == 0) return;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int64_t r, c;
+    if (i < n_right) {
+      r = i / extra_cols;
+      c = cols + i % extra_cols;
+    } else {
+      const int64_t j = i - n_right;
+      r = rows + j / cols_padded;
+      c = j % cols_padded;
+    }
+    s[mx::swizzle_offset(r, c, cols_padded)] = 0;
+  }
+}
+
+}  // namespace swiglu
+
+template <class Cfg>
+__device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params &p) {
+  __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
+
+  // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
+  // them at M*K = 2^40); the division is a uniform 32-bit one, no 64-bit division call.
+  const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
+  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const uint32_t tm = tile / tiles_k;
+    const int64_t m0 = (int64_t)tm * Cfg::kTileRows;
+    const int64_t k0 = (int64_t)(tile - tm * tiles_k) * Cfg::kTileCols;
+
+    // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
+#pragma unroll
+    for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+      swiglu::phase1_slot<Cfg>(p, m0, k0, threadIdx.x + pass * Cfg::kThreads, smem);
+    }
+
+    // Phase 2: colwise bytes from the Y tile.
+    if constexpr (Cfg::kColwise) {
+      __syncthreads();
+#pragma unroll 1
+      for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+        swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+      }
+      __syncthreads();  // the next tile's phase 1 overwrites the tile
+    }
+  }
+
+  if constexpr (Cfg::kRowwise) {
+    swiglu::zero_scale_padding(p.row_s, p.M, p.row_s_cols, p.row_s_rows_padded,
+                               p.row_s_cols_padded);
+  }
+  if constexpr (Cfg::kColwise) {
+    swiglu::zero_scale_padding(p.col_s, p.O, p.col_s_cols, p.col_s_rows_padded,
+                               p.col_s_cols_padded);
+  }
+}
+
+}  // namespace cake
+
+// One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
+// pastes the architecture prefix (cake_<arch>_<sym>).
+#ifndef CAKE_SWIGLU_PROGRAM
+#define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
+                            load_hint, sigmoid_form, band_form)                                 \
+  extern "C" __global__ void __launch_bounds__(threads, min_ctas)                               \
+      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_swiglu_mxfp8_params p) {               \
+    cake::swiglu_mxfp8_body<cake::SwigluCfg<form, threads, tile_rows, tile_cols,                \
+                                            rows_per_thread, load_hint, sigmoid_form,          \
+                                            band_form>>(p);                                    \
+  }
+#endif

@@ -1,0 +1,223 @@
+// SwiGLU + MXFP8 entry points: validate every argument, pick the program, fill the parameters,
+// launch. Nothing is launched or written when an argument is wrong.
+#include <cstdio>
+#include <cstring>
+
+#include "api/handle.h"
+#include "api/launch.h"
+#include "api/struct_size.h"
+#include "api/validate.h"
+#include "error/error.h"
+#include "families/swiglu_mxfp8_launch.h"
+#include "router/router.h"
+
+namespace cake {
+namespace {
+
+struct SwigluCall {
+  cake_swiglu_mxfp8_desc desc;
+  int form;
+  int program;
+  const cake_route_desc *route;
+  int64_t metric;  // M*K
+  LaunchShape launch;
+};
+
+int form_of(bool backward, cake_mxfp8_orientation_t o) {
+  const int orient = o == CAKE_MXFP8_ROWWISE ? 0 : (o == CAKE_MXFP8_COLWISE ? 1 : 2);
+  return (backward ? 3 : 0) + orient;
+}
+
+cake_status_t read_desc(const cake_swiglu_mxfp8_desc *user, int backward,
+                        cake_swiglu_mxfp8_desc *d, int *form) {
+  CAKE_TRY(check_not_null(user, "desc"));
+  cake_swiglu_mxfp8_desc_init(d);
+  CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(cake_swiglu_mxfp8_desc), d, sizeof *d));
+  if (backward != 0 && backward != 1) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)", backward);
+  }
+  if (d->m <= 0 || d->k <= 0) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->m = %lld, desc->k = %lld: both must be > 0",
+                static_cast<long long>(d->m), static_cast<long long>(d->k));
+  }
+  if (d->m % 128 != 0 || d->k % 128 != 0) {
+    return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                "desc->m = %lld, desc->k = %lld: both must be multiples of 128 (the swizzled "
+                "128x4 scale layout's tile)",
+                static_cast<long long>(d->m), static_cast<long long>(d->k));
+  }
+  if (d->orientation != CAKE_MXFP8_ROWWISE && d->orientation != CAKE_MXFP8_COLWISE &&
+      d->orientation != CAKE_MXFP8_BOTH) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
+                "least one orientation must be enabled",
+                static_cast<int>(d->orientation));
+  }
+  *form = form_of(backward != 0, d->orientation);
+  SwigluMxfp8Sizes sizes;
+  // Input [M, 2K] BF16 and every output must be addressable with 64-bit byte counts.
+  if (d->m > INT64_MAX / d->k / 4 || !swiglu_mxfp8_sizes(*form, d->m, d->k, &sizes)) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->m = %lld, desc->k = %lld: the buffers overflow 64-bit byte counts",
+                static_cast<long long>(d->m), static_cast<long long>(d->k));
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t prepare(cake_handle_t h, const cake_swiglu_mxfp8_desc *user, int backward,
+                      SwigluCall *call) {
+  CAKE_TRY(check_handle(h));
+  CAKE_TRY(read_desc(user, backward, &call->desc, &call->form));
+  const ArchTable &table = *h->table;
+  call->metric = call->desc.m * call->desc.k;
+  call->route = nullptr;
+  if (call->desc.program != nullptr) {
+    call->program = find_program(table, call->desc.program);
+    if (call->program < 0) {
+      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
+                  "desc->program = \"%s\": no such program in the %s table", call->desc.program,
+                  table.tag);
+    }
+    const cake_program_desc &prog = table.programs[call->program];
+    if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || prog.op != call->form) {
+      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
+                  "desc->program = \"%s\": it does not serve this call (form %d)",
+                  call->desc.program, call->form);
+    }
+  } else {
+    call->route = find_route(table, CAKE_FAMILY_SWIGLU_MXFP8, static_cast<uint16_t>(call->form), 0,
+                             call->metric);
+    if (call->route == nullptr) {
+      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE, "no %s route for swiglu_mxfp8 form %d, M*K = %lld",
+                  table.tag, call->form, static_cast<long long>(call->metric));
+    }
+    call->program = call->route->program;
+  }
+  call->launch = swiglu_mxfp8_launch_shape(table.programs[call->program], call->desc.m,
+                                           call->desc.k, h->sm_count);
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t run(cake_handle_t handle, const cake_swiglu_mxfp8_desc *desc, int backward,
+                  const void *in, const void *grad, void *row_q, void *row_s, void *col_q,
+                  void *col_s, cake_stream_t stream) {
+  SwigluCall call;
+  CAKE_TRY(prepare(handle, desc, backward, &call));
+  const bool rows = call.desc.orientation & CAKE_MXFP8_ROWWISE;
+  const bool cols = call.desc.orientation & CAKE_MXFP8_COLWISE;
+  CAKE_TRY(check_not_null(in, "in"));
+  if (backward) CAKE_TRY(check_not_null(grad, "grad"));
+  if (rows) {
+    CAKE_TRY(check_not_null(row_q, "row_q"));
+    CAKE_TRY(check_not_null(row_s, "row_s"));
+  }
+  if (cols) {
+    CAKE_TRY(check_not_null(col_q, "col_q"));
+    CAKE_TRY(check_not_null(col_s, "col_s"));
+  }
+  CAKE_TRY(check_aligned16(in, "in"));
+  if (backward) CAKE_TRY(check_aligned16(grad, "grad"));
+  if (rows) {
+    CAKE_TRY(check_aligned16(row_q, "row_q"));
+    CAKE_TRY(check_aligned16(row_s, "row_s"));
+  }
+  if (cols) {
+    CAKE_TRY(check_aligned16(col_q, "col_q"));
+    CAKE_TRY(check_aligned16(col_s, "col_s"));
+  }
+  const cake_program_desc &prog = handle->table->programs[call.program];
+  cake_swiglu_mxfp8_params p;
+  if (!swiglu_mxfp8_fill_params(prog, call.desc.m, call.desc.k, in, backward ? grad : nullptr,
+                                rows ? row_q : nullptr, rows ? row_s : nullptr,
+                                cols ? col_q : nullptr, cols ? col_s : nullptr, &p)) {
+    return fail(CAKE_STATUS_INTERNAL_ERROR, "program %s cannot run M = %lld, K = %lld", prog.name,
+                static_cast<long long>(call.desc.m), static_cast<long long>(call.desc.k));
+  }
+  return launch_program(handle, call.program, call.launch.grid[0], call.launch.block,
+                        call.launch.smem_bytes, stream, &p);
+}
+
+}  // namespace
+}  // namespace cake
+
+using namespace cake;
+
+extern "C" {
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_desc_init(cake_swiglu_mxfp8_desc *desc) {
+  clear_error();
+  if (desc == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc: must not be NULL");
+  std::memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
+  desc->orientation = CAKE_MXFP8_ROWWISE;
+  return CAKE_STATUS_SUCCESS;
+}
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes) {
+  clear_error();
+  if (sizes == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "sizes: must not be NULL");
+  std::memset(sizes, 0, sizeof *sizes);
+  sizes->struct_size = sizeof *sizes;
+  return CAKE_STATUS_SUCCESS;
+}
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_buffer_sizes(const cake_swiglu_mxfp8_desc *desc,
+                                                      int backward,
+                                                      cake_swiglu_mxfp8_sizes *sizes) {
+  clear_error();
+  cake_swiglu_mxfp8_desc d;
+  int form = 0;
+  CAKE_TRY(read_desc(desc, backward, &d, &form));
+  CAKE_TRY(check_not_null(sizes, "sizes"));
+  // Sizes of both orientations, whatever the descriptor enables.
+  SwigluMxfp8Sizes s;
+  swiglu_mxfp8_sizes(form_of(backward != 0, CAKE_MXFP8_BOTH), d.m, d.k, &s);
+  cake_swiglu_mxfp8_sizes out;
+  cake_swiglu_mxfp8_sizes_init(&out);
+  out.out_cols = backward ? 2 * d.k : d.k;
+  out.q_bytes = static_cast<size_t>(s.row_q_bytes);
+  out.row_s_bytes = static_cast<size_t>(s.row_s_bytes);
+  out.col_s_bytes = static_cast<size_t>(s.col_s_bytes);
+  return write_struct("sizes", sizes, &out, sizeof out);
+}
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_forward(cake_handle_t handle,
+                                                 const cake_swiglu_mxfp8_desc *desc,
+                                                 const void *in, void *row_q, void *row_s,
+                                                 void *col_q, void *col_s, cake_stream_t stream) {
+  clear_error();
+  return run(handle, desc, 0, in, nullptr, row_q, row_s, col_q, col_s, stream);
+}
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_backward(cake_handle_t handle,
+                                                  const cake_swiglu_mxfp8_desc *desc,
+                                                  const void *in, const void *grad, void *row_q,
+                                                  void *row_s, void *col_q, void *col_s,
+                                                  cake_stream_t stream) {
+  clear_error();
+  return run(handle, desc, 1, in, grad, row_q, row_s, col_q, col_s, stream);
+}
+
+CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
+                                               const cake_swiglu_mxfp8_desc *desc, int backward,
+                                               cake_program_info *info) {
+  clear_error();
+  SwigluCall call;
+  CAKE_TRY(prepare(handle, desc, backward, &call));
+  CAKE_TRY(check_not_null(info, "info"));
+  const cake_program_desc &prog = handle->table->programs[call.program];
+  cake_program_info out;
+  cake_program_info_init(&out);
+  std::snprintf(out.name, sizeof out.name, "%s", prog.name);
+  std::snprintf(out.kernel, sizeof out.kernel, "%s", prog.kernel);
+  out.forced = call.route == nullptr ? 1 : 0;
+  out.threads = static_cast<int32_t>(prog.threads);
+  out.ctas_per_sm = handle->ctas_per_sm[call.program];
+  out.grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
+  out.metric = call.metric;
+  out.metric_lo = call.route ? call.route->metric_lo : -1;
+  out.metric_hi = call.route && call.route->metric_hi != INT64_MAX ? call.route->metric_hi : -1;
+  return write_struct("info", info, &out, sizeof out);
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+#include "families/swiglu_mxfp8_launch.h"
+
+#include <algorithm>
+
+#include "mxfp8_encode.h"
+
+namespace cake {
+
+namespace {
+
+constexpr int kSlotCols = 16;  // k-columns per thread slot (SwigluCfg::kSlotCols)
+constexpr int64_t kMaxTiles = INT32_MAX;  // the kernel counts tiles in 32 bits
+
+bool form_ok(int form) { return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH; }
+
+// Static shared memory of the colwise Y tile (SwigluCfg::kSmemWords * 4).
+int64_t smem_bytes(int form, int64_t tile_rows, int64_t tile_cols) {
+  if (!swiglu_mxfp8_form_colwise(form)) return 16;
+  const int64_t out_cols = tile_cols * (swiglu_mxfp8_form_backward(form) ? 2 : 1);
+  return (tile_rows * (out_cols / 2) + (tile_rows / 16) * 16) * 4;
+}
+
+}  // namespace
+
+bool swiglu_mxfp8_form_backward(int form) { return form >= CAKE_SW_BWD_ROW; }
+bool swiglu_mxfp8_form_rowwise(int form) { return form_ok(form) && form % 3 != 1; }
+bool swiglu_mxfp8_form_colwise(int form) { return form_ok(form) && form % 3 != 0; }
+
+bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
+  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(prog.op)) return false;
+  const int64_t threads = prog.threads;
+  const int64_t tr = prog.knobs[kSwTileRows], tc = prog.knobs[kSwTileCols];
+  const int64_t rpt = prog.knobs[kSwRowsPerThread];
+  if (threads <= 0 || threads % 32 != 0 || threads > 1024) return false;
+  if (prog.min_ctas_per_sm == 0) return false;
+  if (rpt != 1 && rpt != 2) return false;
+  if (tc <= 0 || tc % 32 != 0 || tr <= 0 || tr % rpt != 0) return false;
+  const int64_t slots = (tr / rpt) * (tc / kSlotCols);
+  if (slots % threads != 0) return false;
+  if (swiglu_mxfp8_form_colwise(prog.op) && tr % 32 != 0) return false;
+  if (smem_bytes(prog.op, tr, tc) > 48 * 1024) return false;
+  for (int k = kSwLoadHint; k <= kSwBandForm; ++k) {
+    if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;
+  }
+  return true;
+}
+
+int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
+  const int64_t tr = prog.knobs[kSwTileRows], tc = prog.knobs[kSwTileCols];
+  if (M <= 0 || K <= 0 || tr <= 0 || tc <= 0) return -1;
+  int64_t tiles;
+  if (!mx::checked_mul(mx::ceil_div(M, tr), mx::ceil_div(K, tc), &tiles)) return -1;
+  return tiles;
+}
+
+LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
+                                      int sm_count) {
+  LaunchShape s{};
+  s.grid[1] = s.grid[2] = 1;
+  s.block = prog.threads;
+  s.smem_bytes = 0;
+  int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
+  if (tiles < 1) tiles = 1;
+  int64_t ctas = std::min(tiles, kMaxTiles);
+  if (sm_count > 0) {
+    const int64_t wave = int64_t{sm_count} * std::max<int64_t>(prog.min_ctas_per_sm, 1);
+    ctas = std::min(ctas, wave);
+  }
+  s.grid[0] = static_cast<uint32_t>(ctas);
+  return s;
+}
+
+bool swiglu_mxfp8_sizes(int form, int64_t M, int64_t K, SwigluMxfp8Sizes *out) {
+  if (!form_ok(form)) return false;
+  mx::SwigluBufferBytes b;
+  if (!mx::swiglu_buffer_bytes(swiglu_mxfp8_form_backward(form), M, K, &b)) return false;
+  SwigluMxfp8Sizes s{};
+  if (swiglu_mxfp8_form_rowwise(form)) {
+    s.row_q_bytes = b.q_bytes;
+    s.row_s_bytes = b.row_s_bytes;
+  }
+  if (swiglu_mxfp8_form_colwise(form)) {
+    s.col_q_bytes = b.q_bytes;
+    s.col_s_bytes = b.col_s_bytes;
+  }
+  *out = s;
+  return true;
+}
+
+bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t K,
+                              const void *in, const void *grad, void *row_q, void *row_s,
+                              void *col_q, void *col_s, cake_swiglu_mxfp8_params *out) {
+  const int form = prog.op;
+  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(form)) return false;
+  if (M <= 0 || K <= 0 || M % mx::kBlockElems != 0 || K % mx::kBlockElems != 0) return false;
+  mx::SwigluBufferBytes b;
+  if (!mx::swiglu_buffer_bytes(swiglu_mxfp8_form_backward(form), M, K, &b)) return false;
+  const int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
+  if (tiles < 1 || tiles > kMaxTiles) return false;
+
+  const bool bwd = swiglu_mxfp8_form_backward(form);
+  const bool row = swiglu_mxfp8_form_rowwise(form), col = swiglu_mxfp8_form_colwise(form);
+  cake_swiglu_mxfp8_params p{};
+  p.in = static_cast<const uint16_t *>(in);
+  p.grad = bwd ? static_cast<const uint16_t *>(grad) : nullptr;
+  p.row_q = row ? static_cast<uint8_t *>(row_q) : nullptr;
+  p.row_s = row ? static_cast<uint8_t *>(row_s) : nullptr;
+  p.col_q = col ? static_cast<uint8_t *>(col_q) : nullptr;
+  p.col_s = col ? static_cast<uint8_t *>(col_s) : nullptr;
+  p.M = M;
+  p.K = K;
+  p.O = b.out_cols;
+  p.row_s_cols = p.O / mx::kBlockElems;
+  p.row_s_cols_padded = mx::scale_cols_padded(p.row_s_cols);
+  p.row_s_rows_padded = mx::scale_rows_padded(M);
+  p.col_s_cols = M / mx::kBlockElems;
+  p.col_s_cols_padded = mx::scale_cols_padded(p.col_s_cols);
+  p.col_s_rows_padded = mx::scale_rows_padded(p.O);
+  p.tiles_k = mx::ceil_div(K, prog.knobs[kSwTileCols]);
+  p.tiles = tiles;
+  p.form = static_cast<uint32_t>(form);
+  p.reserved = 0;
+  *out = p;
+  return true;
+}
+
+}  // namespace cake

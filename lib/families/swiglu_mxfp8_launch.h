@@ -1,0 +1,66 @@
+// How a SwiGLU + MXFP8 program is launched for a problem: pure host arithmetic from the
+// program's manifest knobs, no CUDA. The kernel reads everything shape-dependent from
+// cake_swiglu_mxfp8_params, which swiglu_mxfp8_fill_params() writes, so host and device agree by
+// construction (kernels/common/swiglu_mxfp8_kernel.cuh has the device side of each rule).
+#pragma once
+#include <stdint.h>
+
+#include "program_desc.h"
+#include "swiglu_mxfp8_params.h"
+
+namespace cake {
+
+// Manifest knob positions of CAKE_SWIGLU_PROGRAM after threads and min_ctas.
+enum SwigluKnob {
+  kSwTileRows = 0,
+  kSwTileCols = 1,
+  kSwRowsPerThread = 2,
+  kSwLoadHint = 3,
+  kSwSigmoidForm = 4,
+  kSwBandForm = 5,
+};
+
+struct LaunchShape {
+  uint32_t grid[3];    // CTAs; grid[1] = grid[2] = 1 (the kernel strides over tiles by gridDim.x)
+  uint32_t block;      // threads, as compiled into __launch_bounds__
+  uint32_t smem_bytes; // dynamic shared memory: 0 (the Y tile is static shared memory)
+};
+
+// True when the program's knobs satisfy the kernel's compile-time rules (the same static_asserts
+// as SwigluCfg): a manifest test checks every swiglu line with it.
+bool swiglu_mxfp8_program_ok(const cake_program_desc &prog);
+
+// True for forms whose output is [M, 2K] (backward).
+bool swiglu_mxfp8_form_backward(int form);
+bool swiglu_mxfp8_form_rowwise(int form);
+bool swiglu_mxfp8_form_colwise(int form);
+
+// CTA tiles of the problem: ceil(M / tile_rows) * ceil(K / tile_cols); -1 on a bad argument.
+int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K);
+
+// Grid: one wave at the program's CTAs per SM (prog.min_ctas_per_sm, the count its register
+// budget is fitted to) times sm_count, never more CTAs than tiles; each CTA then strides over
+// tiles. sm_count <= 0 (unknown) launches one CTA per tile. Block: prog.threads.
+LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
+                                      int sm_count);
+
+// Buffer sizes of a form (bytes, 64-bit): q is M*O for each enabled orientation, s the padded
+// swizzled scale matrix; a disabled orientation gets 0. False on a bad shape or overflow.
+struct SwigluMxfp8Sizes {
+  int64_t row_q_bytes;
+  int64_t row_s_bytes;
+  int64_t col_q_bytes;
+  int64_t col_s_bytes;
+};
+bool swiglu_mxfp8_sizes(int form, int64_t M, int64_t K, SwigluMxfp8Sizes *out);
+
+// Fills the kernel parameters. Pointers of a disabled orientation are stored as NULL whatever is
+// passed. Returns false (and leaves *out untouched) when the kernel cannot run the problem:
+// M or K not a positive multiple of 32, byte counts overflowing int64, more than 2^31-1 tiles,
+// or a program of another family/form. The API validates first (multiples of 128, alignment,
+// nulls); this is the kernel's own contract.
+bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t K,
+                              const void *in, const void *grad, void *row_q, void *row_s,
+                              void *col_q, void *col_s, cake_swiglu_mxfp8_params *out);
+
+}  // namespace cake

@@ -1,0 +1,172 @@
+// A small SIMT emulator so that kernel bodies written for nvcc run on the CPU: every CUDA thread
+// of a CTA is an OS thread, __syncthreads is a CTA barrier, __shfl_xor_sync a warp exchange
+// through two warp barriers, __shared__ a static (one CTA runs at a time). The handful of PTX
+// instructions the SwiGLU headers use are replaced (CAKE_HOST_EMULATION) by cake_emu:: functions
+// with the host model's arithmetic: ex2.approx by a correctly rounded 2^t (the host stand-in
+// table, cake_ref::host_sigmoid_table), the reciprocals by IEEE division.
+//
+// What it checks: indexing, tiling, shared-memory layout, shuffles, scale placement, padding,
+// band-path control flow, i.e. everything but the hardware's own arithmetic, which the GPU test
+// covers. Include it before any kernel header.
+#pragma once
+#define CAKE_HOST_EMULATION 1
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define __device__
+#define __global__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __grid_constant__
+#define __launch_bounds__(...)
+
+struct uint4 {
+  unsigned int x, y, z, w;
+};
+struct float2 {
+  float x, y;
+};
+struct dim3e {
+  unsigned int x = 0, y = 0, z = 0;
+};
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+inline float2 make_float2(float a, float b) { return {a, b}; }
+
+namespace cake_emu {
+
+// A reusable barrier (generation counted).
+class Barrier {
+ public:
+  explicit Barrier(int n) : n_(n) {}
+  void wait() {
+    std::unique_lock<std::mutex> l(m_);
+    const uint64_t gen = gen_;
+    if (++count_ == n_) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(l, [&] { return gen_ != gen; });
+    }
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int n_, count_ = 0;
+  uint64_t gen_ = 0;
+};
+
+struct Cta {
+  std::unique_ptr<Barrier> block;
+  std::vector<std::unique_ptr<Barrier>> warps;
+  std::vector<uint32_t> slots;  // shuffle exchange, one per thread
+};
+
+inline Cta *&cta() {
+  static Cta *c = nullptr;
+  return c;
+}
+
+inline float f32(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+inline uint32_t u32(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+
+inline float ex2_approx(float t) { return (float)exp2((double)t); }
+inline float ex2_approx_ftz(float t) {
+  const float e = (float)exp2((double)t);
+  return fabsf(e) < ldexpf(1.0f, -126) ? 0.0f : e;
+}
+inline float rcp_rn(float d) { return 1.0f / d; }
+inline float rcp_approx_ftz(float d) { return 1.0f / d; }
+inline uint4 ldg16(const void *p, int /*hint*/) {
+  uint4 v;
+  memcpy(&v, p, 16);
+  return v;
+}
+
+}  // namespace cake_emu
+
+extern thread_local dim3e threadIdx, blockIdx;
+extern dim3e blockDim, gridDim;
+
+inline float __uint_as_float(unsigned int b) { return cake_emu::f32(b); }
+inline unsigned int __float_as_uint(float f) { return cake_emu::u32(f); }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline unsigned int __vmaxu2(unsigned int a, unsigned int b) {
+  const unsigned lo = std::max(a & 0xFFFFu, b & 0xFFFFu), hi = std::max(a >> 16, b >> 16);
+  return lo | (hi << 16);
+}
+inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
+inline unsigned int __ldg(const unsigned int *p) { return *p; }
+inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
+
+inline void __syncthreads() { cake_emu::cta()->block->wait(); }
+
+inline unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int v, int lane_mask) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32;
+  c->slots[t] = v;
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | ((t & 31u) ^ (unsigned)lane_mask)];
+  c->warps[warp]->wait();
+  return r;
+}
+
+namespace cake_emu {
+
+// Runs kernel(args) on a 1-D grid, one CTA after another, every thread of a CTA concurrently.
+template <class Kernel>
+void launch(Kernel kernel, unsigned grid, unsigned block) {
+  gridDim.x = grid;
+  gridDim.y = gridDim.z = 1;
+  blockDim.x = block;
+  blockDim.y = blockDim.z = 1;
+  for (unsigned b = 0; b < grid; ++b) {
+    Cta c;
+    c.block = std::make_unique<Barrier>((int)block);
+    for (unsigned w = 0; w < (block + 31) / 32; ++w) c.warps.push_back(std::make_unique<Barrier>(32));
+    c.slots.assign(block, 0);
+    cta() = &c;
+    std::vector<std::thread> threads;
+    threads.reserve(block);
+    for (unsigned t = 0; t < block; ++t) {
+      threads.emplace_back([&, t, b] {
+        threadIdx.x = t;
+        blockIdx.x = b;
+        kernel();
+      });
+    }
+    for (auto &th : threads) th.join();
+    cta() = nullptr;
+  }
+}
+
+}  // namespace cake_emu
+
+#define CAKE_EMULATION_GLOBALS \
+  thread_local dim3e threadIdx, blockIdx; \
+  dim3e blockDim, gridDim;

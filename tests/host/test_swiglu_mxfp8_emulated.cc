@@ -1,0 +1,197 @@
+// The SwiGLU + MXFP8 kernel body run on the CPU (tests/host/cuda_host_emulation.h) against the
+// host model, byte for byte: every form, programs covering every knob (tile shapes with partial
+// tiles, 1 and 2 rows per thread, several passes, grid striding, all sigmoid x band forms), shapes
+// with scale padding, block-scaled inputs with exponents over [-100, 100] (many gates take the
+// band path) and NaN/Inf. The emulator replaces ex2.approx by a correctly rounded 2^t, so the
+// model runs with cake_ref::host_sigmoid_table(). Host only; the GPU test repeats this on the
+// device with the device's measured table.
+#include "cuda_host_emulation.h"
+
+#define CAKE_KERNEL_NAME(sym) emu_##sym
+#include "swiglu_mxfp8_kernel.cuh"
+
+CAKE_EMULATION_GLOBALS
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <random>
+#include <string>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "families/swiglu_mxfp8_launch.h"
+#include "swiglu_mxfp8_gpu_checks.h"
+#include "swiglu_mxfp8_ref.h"
+
+// sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band
+#define EMU_PROGRAMS(X)                                       \
+  X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0)       \
+  X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0)       \
+  X(fr_c, CAKE_SW_FWD_ROW, 64, 8, 4, 512, 1, 2, 2, 2)         \
+  X(fr_d, CAKE_SW_FWD_ROW, 32, 8, 2, 256, 1, 0, 1, 1)         \
+  X(fc_a, CAKE_SW_FWD_COL, 128, 4, 32, 64, 1, 0, 1, 0)        \
+  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 2, 1)        \
+  X(fc_c, CAKE_SW_FWD_COL, 64, 12, 32, 32, 1, 0, 0, 0)        \
+  X(fc_d, CAKE_SW_FWD_COL, 32, 8, 32, 128, 1, 2, 1, 2)        \
+  X(fb_a, CAKE_SW_FWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2)      \
+  X(fb_b, CAKE_SW_FWD_BOTH, 64, 12, 32, 32, 1, 0, 2, 0)       \
+  X(fb_c, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 0, 0)        \
+  X(br_a, CAKE_SW_BWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0)       \
+  X(br_b, CAKE_SW_BWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 1)       \
+  X(br_c, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 2, 2)        \
+  X(bc_a, CAKE_SW_BWD_COL, 128, 4, 32, 64, 1, 0, 1, 0)        \
+  X(bc_b, CAKE_SW_BWD_COL, 64, 12, 32, 32, 1, 2, 2, 1)        \
+  X(bc_c, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 0, 0)         \
+  X(bb_a, CAKE_SW_BWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2)      \
+  X(bb_b, CAKE_SW_BWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 0)       \
+  X(bb_c, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 2, 1)
+
+#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band) \
+  CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band)
+EMU_PROGRAMS(EMU_INSTANTIATE)
+
+namespace {
+
+namespace mx = cake::mx;
+
+struct EmuProgram {
+  const char *name;
+  void (*fn)(cake_swiglu_mxfp8_params);
+  cake_program_desc desc;
+};
+
+#define EMU_ENTRY(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band)                  \
+  {#sym, emu_##sym,                                                                        \
+   {#sym, #sym, CAKE_FAMILY_SWIGLU_MXFP8, form, threads, ctas,                            \
+    {tr, tc, rpt, hint, sig, band, 0, 0}}},
+const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
+
+const std::vector<uint32_t> &table() {
+  static std::vector<uint32_t> t;
+  if (t.empty()) cake_ref::host_sigmoid_table(&t);
+  return t;
+}
+
+struct Inputs {
+  std::vector<uint16_t> in, grad;
+};
+
+// Block-scaled normals (exponent per 32 values over [-kspan, kspan]) with a few specials.
+Inputs make_inputs(int64_t M, int64_t K, int kspan, bool specials, uint32_t seed) {
+  Inputs x;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> ke(-kspan, kspan);
+  x.in.resize((size_t)(M * 2 * K));
+  x.grad.resize((size_t)(M * K));
+  for (size_t i = 0; i < x.in.size(); i += 32) {
+    const int k = ke(rng);
+    for (size_t j = 0; j < 32; ++j) x.in[i + j] = mx::bf16_rn(ldexpf(nd(rng), k));
+  }
+  for (size_t i = 0; i < x.grad.size(); i += 32) {
+    const int k = ke(rng);
+    for (size_t j = 0; j < 32; ++j) x.grad[i + j] = mx::bf16_rn(ldexpf(nd(rng), k));
+  }
+  if (specials) {
+    x.in[5] = 0x7FC0;                         // NaN gate, row 0
+    x.in[(size_t)(1 * 2 * K + K + 40)] = 0x7F80;  // +Inf up, row 1
+    x.in[(size_t)(2 * 2 * K + 3)] = 0xFF80;       // -Inf gate, row 2
+    x.in[(size_t)(3 * 2 * K + 7)] = 0x7F7F;       // max finite gate
+    x.grad[(size_t)(4 * K + 9)] = 0xFFC0;         // NaN grad
+    for (int j = 0; j < 32; ++j) x.in[(size_t)(5 * 2 * K + 32 + j)] = 0;  // zero gates
+  }
+  return x;
+}
+
+// Runs one program on one shape and compares with the model.
+void run_case(const EmuProgram &prog, int64_t M, int64_t K, int sm_count, int kspan, bool specials) {
+  const int form = prog.desc.op;
+  const Inputs x = make_inputs(M, K, kspan, specials, (uint32_t)(M * 131 + K * 7 + form));
+  cake::SwigluMxfp8Sizes sz;
+  assert_true(cake::swiglu_mxfp8_sizes(form, M, K, &sz));
+  std::vector<uint8_t> rq((size_t)sz.row_q_bytes, 0xAB), rs((size_t)sz.row_s_bytes, 0xAB);
+  std::vector<uint8_t> cq((size_t)sz.col_q_bytes, 0xAB), cs((size_t)sz.col_s_bytes, 0xAB);
+  cake_swiglu_mxfp8_params p;
+  assert_true(cake::swiglu_mxfp8_program_ok(prog.desc));
+  assert_true(cake::swiglu_mxfp8_fill_params(prog.desc, M, K, x.in.data(), x.grad.data(),
+                                             rq.data(), rs.data(), cq.data(), cs.data(), &p));
+  const cake::LaunchShape ls = cake::swiglu_mxfp8_launch_shape(prog.desc, M, K, sm_count);
+  cake_emu::launch([&] { prog.fn(p); }, ls.grid[0], ls.block);
+
+  cake_ref::Mxfp8Out want;
+  cake_ref::swiglu_mxfp8_model(form, x.in.data(), x.grad.data(), M, K, table().data(), &want);
+  const cake_gpu_checks::CompareReport r = cake_gpu_checks::compare_outputs(
+      form, M, K, want, rq.data(), rs.data(), cq.data(), cs.data());
+  if (!r.ok) {
+    fprintf(stderr, "%s M=%lld K=%lld grid=%u: %s", prog.name, (long long)M, (long long)K,
+            ls.grid[0], r.summary().c_str());
+  }
+  assert_true(r.ok);
+  const cake_gpu_checks::CompareReport pad =
+      cake_gpu_checks::check_scale_padding(form, M, K, rs.data(), cs.data());
+  assert_true(pad.ok);
+}
+
+void test_all_programs(void **) {
+  // (M, K): aligned; partial tiles along K and M; scale padding in both layouts.
+  const int64_t shapes[][2] = {{128, 128}, {96, 160}, {160, 96}, {64, 2080}};
+  int cases = 0;
+  for (const EmuProgram &prog : kPrograms) {
+    for (const auto &sh : shapes) {
+      for (int sm : {1, 3}) {  // 1: one CTA strides over every tile; 3: a few CTAs
+        run_case(prog, sh[0], sh[1], sm, 100, true);
+        ++cases;
+      }
+    }
+  }
+  print_message("%d emulated cases, %zu programs\n", cases, sizeof(kPrograms) / sizeof(kPrograms[0]));
+}
+
+void test_both_equals_parts(void **) {
+  // Device-style: run the rowwise, colwise and both programs, compare both with the parts.
+  for (int bwd = 0; bwd < 2; ++bwd) {
+    const int64_t M = 96, K = 160;
+    const Inputs x = make_inputs(M, K, 30, true, 77 + bwd);
+    std::vector<uint8_t> out[3][4];
+    const char *names[3] = {bwd ? "br_b" : "fr_b", bwd ? "bc_a" : "fc_a", bwd ? "bb_a" : "fb_a"};
+    for (int o = 0; o < 3; ++o) {
+      const EmuProgram *prog = nullptr;
+      for (const EmuProgram &pp : kPrograms) {
+        if (std::string(pp.name) == names[o]) prog = &pp;
+      }
+      assert_non_null(prog);
+      cake::SwigluMxfp8Sizes sz;
+      assert_true(cake::swiglu_mxfp8_sizes(prog->desc.op, M, K, &sz));
+      out[o][0].assign((size_t)sz.row_q_bytes, 0xCD);
+      out[o][1].assign((size_t)sz.row_s_bytes, 0xCD);
+      out[o][2].assign((size_t)sz.col_q_bytes, 0xCD);
+      out[o][3].assign((size_t)sz.col_s_bytes, 0xCD);
+      cake_swiglu_mxfp8_params p;
+      assert_true(cake::swiglu_mxfp8_fill_params(prog->desc, M, K, x.in.data(), x.grad.data(),
+                                                 out[o][0].data(), out[o][1].data(),
+                                                 out[o][2].data(), out[o][3].data(), &p));
+      const cake::LaunchShape ls = cake::swiglu_mxfp8_launch_shape(prog->desc, M, K, 2);
+      cake_emu::launch([&] { prog->fn(p); }, ls.grid[0], ls.block);
+    }
+    const cake_gpu_checks::CompareReport r = cake_gpu_checks::compare_both_with_parts(
+        bwd, M, K, out[2][0].data(), out[2][1].data(), out[2][2].data(), out[2][3].data(),
+        out[0][0].data(), out[0][1].data(), out[1][2].data(), out[1][3].data());
+    if (!r.ok) fprintf(stderr, "%s", r.summary().c_str());
+    assert_true(r.ok);
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_all_programs),
+      cmocka_unit_test(test_both_equals_parts),
+  };
+  return cmocka_run_group_tests_name("swiglu_mxfp8_emulated", tests, NULL, NULL);
+}
