@@ -129,8 +129,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         grad_out(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
         const bool valid = row < p.rows;
         if (valid) {
-          store16(p.dx + row * p.dx_stride + lane * 8, pack8(dxf));
-          store16(p.dz + row * p.dz_stride + lane * 8, pack8(dzf));
+          store16<kStoreStreaming>(p.dx + row * p.dx_stride + lane * 8, pack8(dxf));
+          store16<kStoreStreaming>(p.dz + row * p.dz_stride + lane * 8, pack8(dzf));
         }
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
@@ -271,8 +271,8 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
         float dxf[8], dzf[8], t[8];
         grad_out(zf[j], dyf[j], wf[j], s, rstd, m, rg, dxf, dzf, t);
         if (valid && c < n) {
-          store16(p.dx + row * p.dx_stride + c * 8, pack8(dxf));
-          store16(p.dz + row * p.dz_stride + c * 8, pack8(dzf));
+          store16<kStoreStreaming>(p.dx + row * p.dx_stride + c * 8, pack8(dxf));
+          store16<kStoreStreaming>(p.dz + row * p.dz_stride + c * 8, pack8(dzf));
         }
 #pragma unroll
         for (int i = 0; i < 8; ++i) {

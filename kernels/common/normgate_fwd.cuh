@@ -107,7 +107,7 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
 #pragma unroll
       for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
       if (row < p.rows) {
-        store16(p.y + row * p.y_stride + lane * 8, pack8(yf));
+        store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, pack8(yf));
         if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
       }
     }
@@ -181,7 +181,7 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
       unpack8(load16<kLoadDefault>(p.w + c * 8), wf);
 #pragma unroll
       for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
-      store16(yr + c * 8, pack8(yf));
+      store16<kStoreStreaming>(yr + c * 8, pack8(yf));
     }
     if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
   }

@@ -60,6 +60,7 @@
 #include "program_desc.h"
 #include "swiglu_mxfp8_params.h"
 #include "swiglu_sigmoid.cuh"
+#include "vector_io.cuh"
 
 namespace cake {
 
@@ -109,50 +110,7 @@ namespace swiglu {
 
 namespace mx = cake::mx;
 
-// ---- memory ----
-// Loads are non-volatile asm without a memory clobber: the inputs are read-only for the whole
-// kernel (outputs never alias them), so the compiler may hoist and batch them freely.
-template <int kHint>
-__device__ __forceinline__ uint4 ldg16(const void *ptr) {
-  uint4 v;
-#if defined(CAKE_HOST_EMULATION)
-  v = cake_emu::ldg16(ptr, kHint);
-#else
-  if constexpr (kHint == 1) {
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  } else if constexpr (kHint == 2) {
-    uint64_t policy;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr), "l"(policy));
-  } else {
-    asm("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  }
-#endif
-  return v;
-}
-
-__device__ __forceinline__ void stg16(void *ptr, uint4 v) { *reinterpret_cast<uint4 *>(ptr) = v; }
-
-// ---- BF16 ----
-__device__ __forceinline__ float lo_f(uint32_t w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float hi_f(uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); }
-
-// Round two floats to BF16 (RNE) and pack: lo in bits 0..15.
-__device__ __forceinline__ uint32_t bf16x2_rn(float lo, float hi) {
-#if defined(CAKE_HOST_EMULATION)
-  return (uint32_t)mx::bf16_rn(lo) | ((uint32_t)mx::bf16_rn(hi) << 16);
-#else
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-#endif
-}
+// Memory and BF16 primitives: vector_io.cuh (load16, store16, bf16_lo/hi, pack_bf16x2).
 
 // |x| of both halves; an unsigned max over these is a NaN-propagating amax (NaN > Inf > finite).
 __device__ __forceinline__ uint32_t abs2(uint32_t w) { return w & 0x7FFF7FFFu; }
@@ -181,8 +139,8 @@ __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_
   uint32_t q[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    q[i] = e4m3x4(__fmul_rn(lo_f(w[2 * i]), k), __fmul_rn(hi_f(w[2 * i]), k),
-                  __fmul_rn(lo_f(w[2 * i + 1]), k), __fmul_rn(hi_f(w[2 * i + 1]), k));
+    q[i] = e4m3x4(__fmul_rn(bf16_lo(w[2 * i]), k), __fmul_rn(bf16_hi(w[2 * i]), k),
+                  __fmul_rn(bf16_lo(w[2 * i + 1]), k), __fmul_rn(bf16_hi(w[2 * i + 1]), k));
   }
   uint4 r = make_uint4(q[0], q[1], q[2], q[3]);
   if (s == mx::kScaleNaN) r = make_uint4(0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu);
@@ -213,15 +171,15 @@ __device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t
   const float2 a = pmul<kSig>(g, s);  // silu(g) = g * sigmoid(g)
   if constexpr (!Cfg::kBackward) {
     const float2 y = pmul<kSig>(a, u);
-    yw0 = bf16x2_rn(y.x, y.y);
+    yw0 = pack_bf16x2(y.x, y.y);
   } else {
     const float2 d = bf16x2_to_float2(dw);
     const float2 oms = psub<kSig>(make_float2(1.0f, 1.0f), s);
     const float2 dact = pfma<kSig>(a, oms, s);  // d silu / dg, one rounding
     const float2 dg = pmul<kSig>(pmul<kSig>(dact, d), u);
     const float2 du = pmul<kSig>(a, d);
-    yw0 = bf16x2_rn(dg.x, dg.y);
-    yw1 = bf16x2_rn(du.x, du.y);
+    yw0 = pack_bf16x2(dg.x, dg.y);
+    yw1 = pack_bf16x2(du.x, du.y);
   }
 }
 
@@ -278,14 +236,14 @@ __device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, i
     gv[r][0] = gv[r][1] = uv[r][0] = uv[r][1] = dv[r][0] = dv[r][1] = z;
     if (ok[r]) {
       const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
-      gv[r][0] = ldg16<Cfg::kLoadHint>(gate);
-      gv[r][1] = ldg16<Cfg::kLoadHint>(gate + 8);
-      uv[r][0] = ldg16<Cfg::kLoadHint>(gate + K);
-      uv[r][1] = ldg16<Cfg::kLoadHint>(gate + K + 8);
+      gv[r][0] = load16<Cfg::kLoadHint>(gate);
+      gv[r][1] = load16<Cfg::kLoadHint>(gate + 8);
+      uv[r][0] = load16<Cfg::kLoadHint>(gate + K);
+      uv[r][1] = load16<Cfg::kLoadHint>(gate + K + 8);
       if constexpr (Cfg::kBackward) {
         const uint16_t *grad = p.grad + m * K + k;  // [M, K]
-        dv[r][0] = ldg16<Cfg::kLoadHint>(grad);
-        dv[r][1] = ldg16<Cfg::kLoadHint>(grad + 8);
+        dv[r][0] = load16<Cfg::kLoadHint>(grad);
+        dv[r][1] = load16<Cfg::kLoadHint>(grad + 8);
       }
     }
   }
@@ -314,7 +272,7 @@ __device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, i
         const uint4 q = quantize_words8(y[g], s);
         if (ok[r]) {
           const int64_t o = g ? K + k : k;
-          stg16(p.row_q + m * p.O + o, q);
+          store16(p.row_q + m * p.O + o, q);
           if (odd == (g == 1)) {
             p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
           }
@@ -382,8 +340,8 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
         const int j = 4 * i + e;
         const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
         const uint32_t wv = vrow[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
-        lo[e] = __fmul_rn(lo_f(wv), k_lo);
-        hi[e] = __fmul_rn(hi_f(wv), k_hi);
+        lo[e] = __fmul_rn(bf16_lo(wv), k_lo);
+        hi[e] = __fmul_rn(bf16_hi(wv), k_hi);
       }
       q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
       q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
@@ -394,8 +352,8 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
                             : make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]);
     const uint4 qh = nan_hi ? make_uint4(nan4, nan4, nan4, nan4)
                             : make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]);
-    stg16(p.col_q + o * p.M + mb + h * 16, ql);
-    stg16(p.col_q + (o + 1) * p.M + mb + h * 16, qh);
+    store16(p.col_q + o * p.M + mb + h * 16, ql);
+    store16(p.col_q + (o + 1) * p.M + mb + h * 16, qh);
     // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's.
     p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] =
         (uint8_t)(h ? s_hi : s_lo);

@@ -1,56 +1,88 @@
-// 16-byte global loads/stores with the cache hints programs choose, bf16 packing, L2 prefetch.
-// Shared by every family; the hint is a compile-time knob of a program.
+// 16-byte global loads/stores with the cache hints programs choose, bf16 unpacking and RNE
+// packing, L2 bulk prefetch: the one home of these primitives for every family. The hint is a
+// compile-time knob of a program. CAKE_HOST_EMULATION (tests/host/cuda_host_emulation.h) swaps
+// the PTX for host code so the kernel bodies run on the CPU in a host-only test.
 #pragma once
 #include <stdint.h>
+
+#include "mxfp8_encode.h"
 
 namespace cake {
 
 enum LoadHint : int {
   kLoadDefault = 0,     // ld.global.nc: read-only path, normal caching
   kLoadNoAllocate = 1,  // L1::no_allocate: streamed once, keep L1 for others
-  kLoadEvictFirst = 2,  // L2::evict_first: streamed once, let L2 drop it first
+  kLoadEvictFirst = 2,  // L2 evict_first policy: streamed once, let L2 drop it first
 };
 
+// Loads are non-volatile asm without a memory clobber: callers only read inputs the kernel
+// never writes, so the compiler may hoist and batch them freely.
 template <int kHint>
 __device__ __forceinline__ uint4 load16(const void *ptr) {
   uint4 v;
+#if defined(CAKE_HOST_EMULATION)
+  v = cake_emu::ldg16(ptr, kHint);
+#else
   if constexpr (kHint == kLoadNoAllocate) {
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr));
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
   } else if constexpr (kHint == kLoadEvictFirst) {
-    asm volatile("ld.global.nc.L2::evict_first.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr));
+    // sm_90 takes the L2 eviction priority as a cache policy operand (createpolicy), not as a
+    // qualifier on a 16-byte load.
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr), "l"(policy));
   } else {
-    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr));
+    asm("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
   }
+#endif
   return v;
 }
 
-// Outputs are written once and not read again by this kernel: streaming store.
+enum StoreHint : int {
+  kStoreDefault = 0,    // st.global
+  kStoreStreaming = 1,  // st.global.cs: written once, not read again by this kernel
+};
+
+// Intrinsics, not asm: no memory clobber, so the compiler schedules them freely.
+template <int kHint = kStoreDefault>
 __device__ __forceinline__ void store16(void *ptr, uint4 v) {
-  asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(ptr), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
-               : "memory");
+#if defined(CAKE_HOST_EMULATION)
+  *reinterpret_cast<uint4 *>(ptr) = v;
+#else
+  if constexpr (kHint == kStoreStreaming) {
+    __stcs(reinterpret_cast<uint4 *>(ptr), v);
+  } else {
+    *reinterpret_cast<uint4 *>(ptr) = v;
+  }
+#endif
 }
 
+#if !defined(CAKE_HOST_EMULATION)
 // Warm L2 with a contiguous byte range (16-byte aligned, size a multiple of 16). Exists from
 // sm_90; the copy engine does it, the issuing thread does not wait.
 __device__ __forceinline__ void prefetch_l2_bulk(const void *ptr, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
 }
+#endif
 
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
 // Round two floats to bf16 (round-to-nearest-even) and pack: lo in bits 0..15.
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(CAKE_HOST_EMULATION)
+  return uint32_t(mx::bf16_rn(lo)) | (uint32_t(mx::bf16_rn(hi)) << 16);
+#else
   uint32_t r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
+#endif
 }
 
 // Eight bf16 values of a 16-byte vector, in column order.
