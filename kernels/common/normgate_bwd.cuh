@@ -67,8 +67,8 @@ __device__ __forceinline__ void grad_out(const float (&zf)[8], const float (&dyf
 }
 
 // mean(g*n) from the row's tree sum; +0.0f makes an exact zero +0 in every program.
-__device__ __forceinline__ float mean_of(float sum, int d) {
-  return __fadd_rn(__fdiv_rn(sum, static_cast<float>(d)), 0.0f);
+__device__ __forceinline__ float mean_of(float sum, float inv_d) {
+  return __fadd_rn(__fmul_rn(sum, inv_d), 0.0f);
 }
 
 template <class Cfg>
@@ -90,6 +90,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   float wf[8];
   unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+  const float inv_d = inverse_width(kD);
   if constexpr (!kDet) {  // each group's FP64 column sums live in its own slot of `red`
 #pragma unroll
     for (int i = 0; i < 8; ++i) red[group][lane * 8 + i] = 0.0;
@@ -122,10 +123,10 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         unpack8(zv[r], zf);
         unpack8(dv[r], dyf);
         float s, rstd;
-        group_row_stats<kLanes>(xf, kD, p.eps, mask, s, rstd);
+        group_row_stats<kLanes>(xf, inv_d, p.eps, mask, s, rstd);
         RowGrad rg;
         const float leaf = grad_leaf(xf, zf, dyf, wf, s, rstd, rg);
-        const float m = mean_of(group_sum<kLanes>(leaf, mask), kD);
+        const float m = mean_of(group_sum<kLanes>(leaf, mask), inv_d);
         grad_out(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
         const bool valid = row < p.rows;
         if (valid) {
@@ -222,6 +223,7 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
   while (p2 < n) p2 <<= 1;
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, 1);
+  const float inv_d = inverse_width(p.d);
 
   for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
     const int64_t row_base = b * kChunk;
@@ -255,14 +257,14 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
           eps = scaled_eps(p.eps, s);
         }
       }
-      const float rstd = rstd_from_sumsq(ss, p.d, eps);
+      const float rstd = rstd_from_sumsq(ss, inv_d, eps);
       float gl[kGeneralVec];
 #pragma unroll
       for (int j = 0; j < kGeneralVec; ++j) {
         RowGrad rg;
         gl[j] = grad_leaf(xf[j], zf[j], dyf[j], wf[j], s, rstd, rg);
       }
-      const float m = mean_of(cta_tree(leaves, gl, n, p2), p.d);
+      const float m = mean_of(cta_tree(leaves, gl, n, p2), inv_d);
 #pragma unroll
       for (int j = 0; j < kGeneralVec; ++j) {
         const int c = threadIdx.x + j * Cfg::kThreads;

@@ -71,8 +71,11 @@ __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, cons
     const cake_ng_level here = cake_ng_level_of(&t, level);
     if (level == t.levels - 1) {
       __syncthreads();
-      const double *root = tree_node(p, here, 0);
-      for (int col = threadIdx.x; col < p.d; col += blockDim.x) store_dw(p, col, __ldcg(root + col));
+      double *root = tree_node(p, here, 0);
+      for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
+        store_dw(p, col, __ldcg(root + col));
+        root[col] = 0.0;  // consumed: the workspace is left all zero
+      }
       return;
     }
     const cake_ng_level up = cake_ng_level_of(&t, level + 1);
@@ -88,9 +91,14 @@ __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, cons
     if (!*flag) return;
     __threadfence();
     if (threadIdx.x == 0) *tree_counter(p, up, parent) = 0u;  // left zero for reuse
-    const double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
+    double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
     double *dst = tree_node(p, up, parent);
-    for (int col = threadIdx.x; col < p.d; col += blockDim.x) dst[col] = tree64(src + col, children, p.d);
+    for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
+      dst[col] = tree64(src + col, children, p.d);
+      // The children are consumed: zero them, so that a later call of any shape finds the
+      // workspace as the caller first gave it (all zero), counters and nodes alike.
+      for (int64_t c = 0; c < children; ++c) src[c * p.d + col] = 0.0;
+    }
     ++level;
     node = parent;
   }

@@ -46,21 +46,27 @@ __device__ __forceinline__ void prefetch_block(const cake_normgate_params &p, in
 }
 
 // The row's scale s and rstd (n = (x*s)*rstd) from this lane's leaf of a group-held row.
+// The overflow path is taken by the whole warp when any of its groups needs it (so every
+// shuffle has the full mask); groups that did not overflow keep s = 1 and their sum.
 template <int kLanes>
-__device__ __forceinline__ void group_row_stats(const float (&xf)[8], int d, float eps,
+__device__ __forceinline__ void group_row_stats(const float (&xf)[8], float inv_d, float eps,
                                                 unsigned mask, float &s, float &rstd) {
   float ss = group_sum<kLanes>(chunk_sumsq<false>(xf, 1.0f), mask);
   s = 1.0f;
-  if (isinf(ss)) {  // group-uniform: every lane of the group holds the same ss
+  float e = eps;
+  const bool overflow = isinf(ss);
+  if (__any_sync(0xffffffffu, overflow)) {
     const float amax = group_max<kLanes>(chunk_absmax(xf), mask);
-    if (isfinite(amax)) {
-      s = overflow_scale(amax);
-      ss = group_sum<kLanes>(chunk_sumsq<true>(xf, s), mask);
-      rstd = rstd_from_sumsq(ss, d, scaled_eps(eps, s));
-      return;
+    const bool rescale = overflow && isfinite(amax);
+    const float sc = rescale ? overflow_scale(amax) : 1.0f;
+    const float ss_scaled = group_sum<kLanes>(chunk_sumsq<true>(xf, sc), mask);
+    if (rescale) {
+      s = sc;
+      ss = ss_scaled;
+      e = scaled_eps(eps, sc);
     }
   }
-  rstd = rstd_from_sumsq(ss, d, eps);
+  rstd = rstd_from_sumsq(ss, inv_d, e);
 }
 
 template <class Cfg>
@@ -74,6 +80,7 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
 
   float wf[8];
   unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+  const float inv_d = inverse_width(Cfg::kD);
 
   if (Cfg::kPrefetch > 0 && threadIdx.x == 0 && p.packed) {
     for (int k = 1; k <= Cfg::kPrefetch; ++k) prefetch_block(p, blockIdx.x + int64_t(k) * gridDim.x);
@@ -103,7 +110,7 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
       unpack8(xv[r], xf);
       unpack8(zv[r], zf);
       float s, rstd;
-      group_row_stats<kLanes>(xf, Cfg::kD, p.eps, mask, s, rstd);
+      group_row_stats<kLanes>(xf, inv_d, p.eps, mask, s, rstd);
 #pragma unroll
       for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
       if (row < p.rows) {
@@ -149,6 +156,7 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
   const int n = p.d / 8;
   int p2 = 1;
   while (p2 < n) p2 <<= 1;
+  const float inv_d = inverse_width(p.d);
 
   for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
     const int64_t row = b * kWarps + warp;
@@ -173,7 +181,7 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
         eps = scaled_eps(p.eps, s);
       }
     }
-    rstd = rstd_from_sumsq(ss, p.d, eps);
+    rstd = rstd_from_sumsq(ss, inv_d, eps);
     for (int c = lane; c < n; c += 32) {
       float xf[8], zf[8], wf[8], yf[8];
       unpack8(load16<kLoadDefault>(xr + c * 8), xf);

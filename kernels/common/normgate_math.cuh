@@ -6,8 +6,13 @@
 // A program that holds leaf c in lane c of a group reproduces the tree with xor-shuffles of
 // distance 1, 2, 4, ... (a+b and b+a are the same bits); one that stages leaves in shared memory
 // runs the same levels there.
-// All roundings are explicit (__f*_rn) so that no contraction changes them between programs or
-// architectures; rstd is the correctly rounded reciprocal square root, not MUFU.RSQ.
+// All roundings are explicit (__f*_rn) so that no contraction changes them between programs;
+// rstd is the correctly rounded reciprocal square root. The gate uses the SFU's ex2.approx and
+// rcp.approx (two MUFU instructions instead of a 20-instruction libm path: the kernels are
+// memory-bound only if the arithmetic stays this lean). Their results are a fixed function of the
+// input on a given architecture; that they are the same function on sm_90 and sm_100 (what the
+// deterministic package's "same dw on an H200 and a B200" rests on) is the assumption the
+// SwiGLU + MXFP8 spec also makes of ex2.approx, and is checked on the H200 only.
 #pragma once
 #include <stdint.h>
 
@@ -59,9 +64,12 @@ __device__ __forceinline__ unsigned group_mask() {
   }
 }
 
-// 1/sqrt(sumsq/d + eps), correctly rounded at each step.
-__device__ __forceinline__ float rstd_from_sumsq(float sumsq, int d, float eps) {
-  return __frsqrt_rn(__fadd_rn(__fdiv_rn(sumsq, static_cast<float>(d)), eps));
+// 1/d, once per thread: the mean is sum * (1/d) (a multiply, not the division's slow path).
+__device__ __forceinline__ float inverse_width(int d) { return __frcp_rn(static_cast<float>(d)); }
+
+// 1/sqrt(sumsq * (1/d) + eps), each step rounded once.
+__device__ __forceinline__ float rstd_from_sumsq(float sumsq, float inv_d, float eps) {
+  return __frsqrt_rn(__fadd_rn(__fmul_rn(sumsq, inv_d), eps));
 }
 
 // When sum(x^2) overflows FP32 for a finite row, the row is scaled by a power of two s with
@@ -77,10 +85,13 @@ __device__ __forceinline__ float scaled_eps(float eps, float s) {
   return __fmul_rn(__fmul_rn(eps, s), s);
 }
 
-// sigmoid(z) = 1 / (1 + exp(-z)); expf (not __expf) and a correctly rounded reciprocal, so the
-// value is the same on every architecture. Saturates to 0 or 1 without NaN for finite z.
+// sigmoid(z) = 1 / (1 + 2^(-z log2 e)) on the SFU. Saturates to 0 or 1 without NaN for finite
+// z: 2^t overflows to Inf (then 1/Inf = 0) or flushes to 0 (then 1/1 = 1).
 __device__ __forceinline__ float sigmoid(float z) {
-  return __frcp_rn(__fadd_rn(1.0f, expf(-z)));
+  float e, r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(__fmul_rn(z, -1.4426950408889634f)));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__fadd_rn(1.0f, e)));
+  return r;
 }
 
 // y = (n * w) * (z * sigmoid(z)), one rounding to bf16 at the end (done by the caller).

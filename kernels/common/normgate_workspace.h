@@ -9,8 +9,9 @@
  * whole aligned subtrees gives the same bits. Programs build it in levels: a CTA block of G
  * chunks (G a power of two) -> level 0 node; every 64 nodes of a level -> one node of the next
  * (the last CTA to finish a child, by a ticket counter, builds the parent); the single node of
- * the top level is rounded once into dw. Counters are reset by whoever consumes them, so the
- * workspace is left as it was found (counters zero).
+ * the top level is rounded once into dw. Whoever consumes a counter or a node writes it back to
+ * zero, so every call leaves the whole workspace zero, whatever its shape: one buffer serves
+ * later calls of any shape that fits, and graph replays.
  *
  * Non-deterministic package: FP64 accumulator [d] + one ticket counter, left zero.
  */

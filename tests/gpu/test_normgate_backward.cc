@@ -3,6 +3,7 @@
 // bit-identical everywhere), 50 repeats on two streams, accumulate and skip, special rows,
 // workspace left reusable, and the checkpointed step (forward, forward, backward) as a CUDA
 // graph replaying to the eager bytes. Skips without a GPU.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -253,8 +254,9 @@ static void test_backward_accuracy_and_programs(void **) {
       check_reference(in, nd, n0);
       check_same_bits(n0, d0, false);
       check_dw_within_ulp(n0, d0, dt, c.d);
-      // The non-deterministic package leaves its workspace all zero.
+      // Both packages leave their workspace all zero (any later call may reuse it).
       for (uint8_t b : n0.workspace_after) assert_int_equal(b, 0);
+      for (uint8_t b : d0.workspace_after) assert_int_equal(b, 0);
       forced += for_each_program(g_handle, in, det, d0, true);
       forced += for_each_program(g_handle, in, nd, d0, false);
       for (cake_handle_t h : g_cross) {
@@ -284,6 +286,51 @@ static void test_backward_deterministic_repeats(void **) {
     }
   }
   for (auto &st : streams) CUDA_OK(cudaStreamDestroy(st));
+}
+
+// One workspace, sized for the largest call, serves calls of other shapes and packages in any
+// order (the buffer a framework caches per stream).
+static void test_workspace_reuse_across_shapes(void **) {
+  SKIP_WITHOUT_GPU();
+  struct Shape {
+    int64_t rows;
+    int d;
+  } shapes[] = {{4096, 128}, {1000, 256}, {77, 8192}, {50000, 64}, {5, 96}, {4096, 128}};
+  size_t max_ws = 0;
+  for (const Shape &sh : shapes) {
+    for (cake_dtype_t dt : {CAKE_DTYPE_BF16, CAKE_DTYPE_F32}) {
+      Run r;
+      r.dw_dtype = dt;
+      const Inputs in = make_inputs(sh.rows, sh.d, 0);
+      const cake_normgate_desc desc = make_desc(in.s, r);
+      size_t ws = 0;
+      CAKE_OK(cake_normgate_workspace_size(g_handle, &desc, &ws));
+      max_ws = std::max(max_ws, ws);
+    }
+  }
+  DeviceBuffer<uint8_t> ws(max_ws, 0);
+  for (int round = 0; round < 2; ++round) {
+    for (const Shape &sh : shapes) {
+      const Inputs in = make_inputs(sh.rows, sh.d, 0);
+      Run r;
+      r.dw_dtype = round ? CAKE_DTYPE_F32 : CAKE_DTYPE_BF16;
+      r.package = (sh.rows % 2) ? CAKE_NORMGATE_NONDETERMINISTIC : CAKE_NORMGATE_DETERMINISTIC;
+      const Outputs fresh = run_backward(g_handle, in, r);  // its own zeroed workspace
+      const cake_normgate_desc desc = make_desc(in.s, r);
+      DeviceBuffer<uint16_t> dy(in.dy.size(), 0), x(in.x.size(), 0), z(in.z.size(), 0), w(in.w.size(), 0);
+      DeviceBuffer<uint16_t> dx(size_t(in.s.rows) * in.s.dx_stride), dz(size_t(in.s.rows) * in.s.dz_stride);
+      DeviceBuffer<uint8_t> dw(fresh.dw.size());
+      dy.upload(in.dy);
+      x.upload(in.x);
+      z.upload(in.z);
+      w.upload(in.w);
+      CAKE_OK(cake_normgate_backward(g_handle, &desc, dy.ptr, x.ptr, z.ptr, w.ptr, dx.ptr, dz.ptr, dw.ptr,
+                                     ws.ptr, max_ws, nullptr));
+      CUDA_OK(cudaDeviceSynchronize());
+      assert_true(dw.download() == fresh.dw);
+      for (uint8_t b : ws.download()) assert_int_equal(b, 0);
+    }
+  }
 }
 
 static void test_backward_accumulate_and_skip(void **) {
@@ -451,6 +498,7 @@ int main(void) {
       cmocka_unit_test(test_backward_accuracy_and_programs),
       cmocka_unit_test(test_backward_deterministic_repeats),
       cmocka_unit_test(test_backward_accumulate_and_skip),
+      cmocka_unit_test(test_workspace_reuse_across_shapes),
       cmocka_unit_test(test_backward_large),
       cmocka_unit_test(test_backward_special_rows),
       cmocka_unit_test(test_checkpointed_step_graph),

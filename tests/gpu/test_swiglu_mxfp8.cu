@@ -356,7 +356,8 @@ static void test_above_2_31_elements(void **) {
   fill_bf16_hash<<<4096, 256>>>(in.ptr, int64_t(M) * 2 * K, seed);
   fill_bf16_hash<<<4096, 256>>>(grad.ptr, int64_t(M) * K, seed ^ 0x5555);
   CUDA_OK(cudaGetLastError());
-  const int64_t boundary_row = (int64_t(1) << 31) / (2 * K) / 128 * 128;
+  const int64_t boundary_row = (int64_t(1) << 31) / (2 * K) / 128 * 128;  // = M - 128 here
+  assert_true(boundary_row + 128 <= M);
   for (int form : {CAKE_OP_SWIGLU_FORWARD_ROWWISE, CAKE_OP_SWIGLU_BACKWARD_ROWWISE}) {
     const bool bwd = form >= 3;
     const int64_t O = bwd ? 2 * K : K;
@@ -370,7 +371,8 @@ static void test_above_2_31_elements(void **) {
       CAKE_OK(cake_swiglu_mxfp8_forward(g_handle, &d, in.ptr, row_q.ptr, row_s.ptr, nullptr, nullptr, nullptr));
     }
     CUDA_OK(cudaDeviceSynchronize());
-    for (int64_t r0 : {int64_t(0), boundary_row, boundary_row + 128, M - 128}) {
+    // Slices: the first, the one before the 2^31st element's, the one holding it (the last).
+    for (int64_t r0 : {int64_t(0), boundary_row - 128, boundary_row}) {
       std::vector<uint16_t> hin(size_t(128) * 2 * K), hgrad(size_t(128) * K);
       CUDA_OK(cudaMemcpy(hin.data(), in.ptr + r0 * 2 * K, hin.size() * 2, cudaMemcpyDeviceToHost));
       CUDA_OK(cudaMemcpy(hgrad.data(), grad.ptr + r0 * K, hgrad.size() * 2, cudaMemcpyDeviceToHost));
