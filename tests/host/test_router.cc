@@ -86,7 +86,8 @@ static std::string routed_forward(cake_arch_t arch, int sm_count, int64_t rows, 
 static void test_normgate_forward_routes(void **) {
   // H200: 132 SMs. Rows per SM decide short / mid / long.
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 260 * 48, 128).c_str(), "sm90.ng_fwd_d128_short");
-  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 3534 * 48, 128).c_str(), "sm90.ng_fwd_d128_mid");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 3534 * 48, 128).c_str(), "sm90.ng_fwd_d128_long");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 132 * 799, 128).c_str(), "sm90.ng_fwd_d128_short");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 16384 * 48, 128).c_str(), "sm90.ng_fwd_d128_long");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 64).c_str(), "sm90.ng_fwd_d64_short");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 256).c_str(), "sm90.ng_fwd_d256_short");
