@@ -88,6 +88,18 @@ if ! bindgen "${TMPDIR:-/tmp}/cake-bindgen-probe.h" 2>/dev/null | grep -q 'struc
 fi
 rm -f "${TMPDIR:-/tmp}/cake-bindgen-probe.h"
 
+# --- Python test tools and the XLA FFI headers (bindings) ------------------------------------
+# pytest for bindings/python's host tests; the headers of jaxlib 0.11.2 (the GPU machine's
+# version) for libcake_jax.so, taken from its wheel, never installed.
+PYTEST_PINS=("pytest==8.3.5" "pluggy==1.7.0" "iniconfig==2.3.1" "packaging==26.4")
+if ! "$PY" -c 'import pytest, sys; sys.exit(pytest.__version__ != "8.3.5")' 2>/dev/null; then
+  log "pip install ${PYTEST_PINS[*]}"
+  "$PY" -m pip install --quiet --no-deps --no-warn-script-location "${PYTEST_PINS[@]}" >&2 ||
+    die "pip install of ${PYTEST_PINS[*]} failed"
+fi
+CAKE_JAXLIB_PREFIX="${CAKE_JAXLIB_PREFIX:-/opt/cake-jaxlib-0.11.2}" \
+  "$HERE/../bindings/jax/fetch-headers.sh" 0.11.2 >&2 || die "bindings/jax/fetch-headers.sh failed"
+
 # --- pinned nvcc 13.5 -------------------------------------------------------------------------
 nvcc="$("$HERE/install-nvcc.sh" | tail -n 1)" || die "tools/install-nvcc.sh failed"
 log "all present ($((SECONDS - start))s)"

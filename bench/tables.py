@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Markdown tables for docs/performance.md from cake-bench's JSON and the peers' JSON.
+
+    python3 bench/tables.py cake.json [--peers peers.json ...] > tables.md
+
+Normgate: per shape and op, Cake (deterministic and non-deterministic), the limit line, Cake as a
+fraction of it, the best peer and the speedup over it (peer us / Cake us). SwiGLU + MXFP8: per
+shape and form, Cake, the limit, the fractions of the limit and of the device copy, the
+torch.compile reference and the speedup. Then the routing check's flagged rows.
+"""
+
+import argparse
+import json
+
+
+def fmt(v, f="%.2f"):
+    return f % v if v is not None and v > 0 else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json")
+    ap.add_argument("--peers", action="append", default=[])
+    a = ap.parse_args()
+    doc = json.load(open(a.json))
+    best = {}
+    for path in a.peers:
+        for b in json.load(open(path)).get("best", []):
+            key = (b["family"], b["op"], b["shape"])
+            if key not in best or b["us"] < best[key]["us"]:
+                best[key] = b
+    res = {(r["family"], r["op"], r["shape"], r["package"]): r for r in doc["results"]}
+    shapes = {f: [] for f in ("normgate", "swiglu")}
+    for r in doc["results"]:
+        if r["shape"] not in shapes[r["family"]]:
+            shapes[r["family"]].append(r["shape"])
+
+    def t(r):
+        return r["time"]["median_us"] if r and r.get("status") == "ok" else None
+
+    def lim(r):
+        return r["limit"]["median_us"] if r and r["limit"]["median_us"] > 0 else None
+
+    print("Normgate (D = 128). us: median of round medians; limit: streaming kernel on the op's "
+          "bytes, same timing; % limit = limit us / Cake us; vs peer = best peer us / Cake us "
+          "(non-deterministic package; det in parentheses). `=`: the forward does not depend on "
+          "the package.\n")
+    print("| T x H | op | Cake det us | Cake nondet us | limit us | % limit (nondet) | best peer us | best peer | vs peer |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for sh in shapes["normgate"]:
+        for op in ("fwd", "fwdg", "bwdg", "ckptg", "stepg_f32", "fwd+bwd"):
+            if op in ("fwd", "fwdg"):
+                r = res.get(("normgate", op, sh, "-"))
+                det = nd = r
+            else:
+                det = res.get(("normgate", op, sh, "det"))
+                nd = res.get(("normgate", op, sh, "nondet"))
+            if not nd and not det:
+                continue
+            ref = nd or det
+            b = best.get(("normgate", op, sh))
+            vs = ""
+            if b and t(nd):
+                vs = "%.3f" % (b["us"] / t(nd))
+                if op not in ("fwd", "fwdg") and t(det):
+                    vs += " (%.3f)" % (b["us"] / t(det))
+            frac = "%.1f%%" % (100 * lim(ref) / t(ref)) if lim(ref) and t(ref) else "-"
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                sh, op, fmt(t(det)), fmt(t(nd)) if op not in ("fwd", "fwdg") else "=",
+                fmt(lim(ref)), frac, fmt(b["us"]) if b else "-", b["peer"] if b else "-", vs or "-"))
+    print("\nSwiGLU + MXFP8 (graph replays). % copy = achieved GB/s / device-copy GB/s; vs "
+          "torch.compile = its us / Cake us.\n")
+    print("| M x K | form | Cake us | limit us | % limit | % copy | torch.compile us | vs torch.compile | program |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for sh in shapes["swiglu"]:
+        for form in ("fwd_row", "fwd_col", "fwd_both", "bwd_row", "bwd_col", "bwd_both"):
+            r = res.get(("swiglu", form, sh, "-"))
+            if not r:
+                continue
+            b = best.get(("swiglu", form, sh))
+            frac = "%.1f%%" % (100 * lim(r) / t(r)) if lim(r) and t(r) else "-"
+            fc = "%.1f%%" % (100 * r["frac_copy"]) if r.get("frac_copy", -1) > 0 else "-"
+            vs = "%.2f" % (b["us"] / t(r)) if b and t(r) else "-"
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                sh, form, fmt(t(r)), fmt(lim(r)), frac, fc, fmt(b["us"]) if b else "-", vs,
+                r["program"] if r.get("status") == "ok" else r.get("status", "")))
+    flagged = [r for r in doc.get("routing", []) if r.get("flagged")]
+    if doc.get("routing"):
+        print("\nRouting check: %d of %d forms x shapes flagged (routed > 1.03 x fastest forced "
+              "program, CUPTI kernel time).\n" % (len(flagged), len(doc["routing"])))
+        if flagged:
+            print("| family | form | shape | routed | us | fastest | us | ratio |")
+            print("| --- | --- | --- | --- | ---: | --- | ---: | ---: |")
+            for r in flagged:
+                print("| %s | %s | %s | %s | %.2f | %s | %.2f | %.3f |" % (
+                    r["family"], r["form"], r["shape"], r["routed"], r["routed_us"], r["fastest"],
+                    r["fastest_us"], r["routed_us"] / r["fastest_us"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+#include "workloads.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cake_bench {
+
+static std::string cuda_error(const char *what, cudaError_t e) {
+  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+std::string DeviceMem::alloc(size_t n) {
+  release();
+  n = (std::max<size_t>(n, 16) + 255) / 256 * 256;
+  const cudaError_t e = cudaMalloc(&ptr, n);
+  if (e != cudaSuccess) {
+    ptr = nullptr;
+    return cuda_error("cudaMalloc", e) + " of " + std::to_string(n) + " bytes";
+  }
+  bytes = n;
+  return "";
+}
+
+void DeviceMem::release() {
+  if (ptr) cudaFree(ptr);
+  ptr = nullptr;
+  bytes = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+uint64_t NormgateWorkload::device_bytes() const {
+  const uint64_t t = uint64_t(rows_) * d_ * 2;
+  return 7 * t + uint64_t(d_) * 8 + (64ull << 20);
+}
+
+std::string NormgateWorkload::alloc(const std::vector<CakeLib *> &libs) {
+  const size_t t = size_t(rows_) * d_ * 2;
+  std::string e;
+  for (DeviceMem *m : {&x_, &z_, &y_, &dy_, &dx_, &dz_}) {
+    if (!(e = m->alloc(t)).empty()) return e;
+  }
+  if (!(e = w_.alloc(size_t(d_) * 2)).empty()) return e;
+  if (!(e = dw_.alloc(size_t(d_) * 4)).empty()) return e;
+  // The largest workspace any call may ask for: routed or forced (each program of the table
+  // that serves the backward may need its own size), either package, either dw dtype.
+  size_t ws = 0;
+  for (CakeLib *lib : libs) {
+    if (!lib->has_normgate_backward()) continue;
+    std::vector<const char *> programs = {nullptr};
+    for (int i = 0; i < lib->program_count(lib->handle); ++i) {
+      programs.push_back(lib->program_name(lib->handle, i));
+    }
+    for (const char *prog : programs) {
+      for (int pkg : {0, 1}) {
+        for (cake_dtype_t dt : {CAKE_DTYPE_BF16, CAKE_DTYPE_F32}) {
+          cake_normgate_desc dsc = desc(*lib, pkg, dt, prog);
+          size_t b = 0;
+          if (lib->normgate_workspace_size(lib->handle, &dsc, &b) == CAKE_STATUS_SUCCESS) {
+            ws = std::max(ws, b);
+          }
+        }
+      }
+    }
+  }
+  if (!(e = ws_.alloc(ws)).empty()) return e;
+  const cudaError_t ce = cudaMemset(ws_.ptr, 0, ws_.bytes);
+  if (ce != cudaSuccess) return cuda_error("cudaMemset(workspace)", ce);
+  return "";
+}
+
+std::string NormgateWorkload::fresh_inputs(uint64_t seed, cudaStream_t stream) {
+  const size_t n = size_t(rows_) * d_;
+  cudaError_t e = launch_fill_bf16(x_.ptr, n, seed * 4 + 0, 1.0f, 0.0f, 0, stream);
+  if (e == cudaSuccess) e = launch_fill_bf16(z_.ptr, n, seed * 4 + 1, 2.0f, 0.0f, 0, stream);
+  if (e == cudaSuccess) e = launch_fill_bf16(w_.ptr, size_t(d_), seed * 4 + 2, 0.5f, 1.0f, 0, stream);
+  if (e == cudaSuccess) e = launch_fill_bf16(dy_.ptr, n, seed * 4 + 3, 1.0f, 0.0f, 0, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? "" : cuda_error("random inputs", e);
+}
+
+cake_normgate_desc NormgateWorkload::desc(CakeLib &lib, int package, cake_dtype_t dw,
+                                          const char *program) const {
+  cake_normgate_desc dsc;
+  std::memset(&dsc, 0, sizeof dsc);
+  if (lib.normgate_desc_init) lib.normgate_desc_init(&dsc);
+  dsc.rows = rows_;
+  dsc.d = d_;
+  dsc.eps = 1e-6f;
+  dsc.package = cake_normgate_package_t(package);
+  dsc.dw_dtype = dw;
+  dsc.program = program;
+  return dsc;
+}
+
+Call NormgateWorkload::call(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw,
+                            const char *program) const {
+  const cake_normgate_desc dsc = desc(lib, package, dw, program);
+  CakeLib *l = &lib;
+  if (kind == NgCall::kFwd) {
+    void *x = x_.ptr, *z = z_.ptr, *w = w_.ptr, *y = y_.ptr;
+    return [l, dsc, x, z, w, y](cudaStream_t s) -> std::string {
+      if (!l->normgate_forward) return "cake_normgate_forward is not in this build";
+      const cake_status_t st = l->normgate_forward(l->handle, &dsc, x, z, w, y, nullptr, s);
+      return st == CAKE_STATUS_SUCCESS ? "" : "cake_normgate_forward: " + l->error(st);
+    };
+  }
+  void *dy = dy_.ptr, *x = x_.ptr, *z = z_.ptr, *w = w_.ptr, *dx = dx_.ptr, *dz = dz_.ptr;
+  void *dwp = dw_.ptr, *ws = ws_.ptr;
+  const size_t ws_bytes = ws_.bytes;
+  return [l, dsc, dy, x, z, w, dx, dz, dwp, ws, ws_bytes](cudaStream_t s) -> std::string {
+    if (!l->normgate_backward) return "cake_normgate_backward is not in this build";
+    const cake_status_t st =
+        l->normgate_backward(l->handle, &dsc, dy, x, z, w, dx, dz, dwp, ws, ws_bytes, s);
+    return st == CAKE_STATUS_SUCCESS ? "" : "cake_normgate_backward: " + l->error(st);
+  };
+}
+
+std::string NormgateWorkload::query(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw,
+                                    const char *program, std::string *err) const {
+  const cake_normgate_desc dsc = desc(lib, package, dw, program);
+  auto q = kind == NgCall::kFwd ? lib.normgate_forward_query : lib.normgate_backward_query;
+  if (!q || !lib.program_info_init) {
+    *err = kind == NgCall::kFwd ? "cake_normgate_forward_query is not in this build"
+                                : "cake_normgate_backward_query is not in this build";
+    return "";
+  }
+  cake_program_info info;
+  lib.program_info_init(&info);
+  const cake_status_t st = q(lib.handle, &dsc, &info);
+  if (st != CAKE_STATUS_SUCCESS) {
+    *err = lib.error(st);
+    return "";
+  }
+  return info.name;
+}
+
+std::vector<const char *> NormgateWorkload::serving_programs(CakeLib &lib, NgCall kind,
+                                                             int package, cake_dtype_t dw) const {
+  std::vector<const char *> out;
+  const int n = lib.program_count(lib.handle);
+  for (int i = 0; i < n; ++i) {
+    const char *name = lib.program_name(lib.handle, i);
+    if (!name) continue;
+    std::string err;
+    if (!query(lib, kind, package, dw, name, &err).empty()) out.push_back(name);
+  }
+  return out;
+}
+
+StreamPlan NormgateWorkload::plan(NgCall kind, cake_dtype_t dw) const {
+  const uint64_t t = uint64_t(rows_) * d_ * 2;
+  StreamPlan p;
+  if (kind == NgCall::kFwd) {
+    p.tensors = {{x_.ptr, t, false, "x"},
+                 {z_.ptr, t, false, "z"},
+                 {w_.ptr, uint64_t(d_) * 2, false, "w"},
+                 {y_.ptr, t, true, "y"}};
+  } else {
+    p.tensors = {{dy_.ptr, t, false, "dy"},
+                 {x_.ptr, t, false, "x"},
+                 {z_.ptr, t, false, "z"},
+                 {w_.ptr, uint64_t(d_) * 2, false, "w"},
+                 {dx_.ptr, t, true, "dx"},
+                 {dz_.ptr, t, true, "dz"},
+                 {dw_.ptr, uint64_t(d_) * (dw == CAKE_DTYPE_F32 ? 4 : 2), true, "dw"}};
+  }
+  for (const StreamTensor &s : p.tensors) (s.write ? p.write_bytes : p.read_bytes) += s.bytes;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string SwigluForm::name() const {
+  const char *o = orientation == 1 ? "row" : orientation == 2 ? "col" : "both";
+  return std::string(backward ? "bwd_" : "fwd_") + o;
+}
+
+std::vector<SwigluForm> all_swiglu_forms() {
+  std::vector<SwigluForm> out;
+  for (bool b : {false, true}) {
+    for (int o : {1, 2, 3}) {
+      SwigluForm f;
+      f.backward = b;
+      f.orientation = o;
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+bool parse_swiglu_form(const std::string &s, SwigluForm *out) {
+  for (const SwigluForm &f : all_swiglu_forms()) {
+    if (f.name() == s) {
+      *out = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint64_t SwigluWorkload::device_bytes(bool need_backward) const {
+  const int64_t o = need_backward ? 2 * k_ : k_;
+  return uint64_t(m_) * 2 * k_ * 2 + (need_backward ? uint64_t(m_) * k_ * 2 : 0) +
+         2 * q_bytes(m_, o) + s_bytes(m_, o / 32) + s_bytes(o, m_ / 32) + (64ull << 20);
+}
+
+std::string SwigluWorkload::alloc(bool need_backward, CakeLib *lib) {
+  const int64_t o = need_backward ? 2 * k_ : k_;
+  uint64_t qb = q_bytes(m_, o), rsb = s_bytes(m_, o / 32), csb = s_bytes(o, m_ / 32);
+  if (lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init && lib->swiglu_sizes_init) {
+    // Trust the library where it is larger (it may pad more than the spec says).
+    cake_swiglu_mxfp8_desc dsc = desc(*lib, SwigluForm{need_backward, 3}, nullptr);
+    cake_swiglu_mxfp8_sizes sz;
+    lib->swiglu_sizes_init(&sz);
+    if (lib->swiglu_buffer_sizes(&dsc, need_backward ? 1 : 0, &sz) == CAKE_STATUS_SUCCESS) {
+      qb = std::max<uint64_t>(qb, sz.q_bytes);
+      rsb = std::max<uint64_t>(rsb, sz.row_s_bytes);
+      csb = std::max<uint64_t>(csb, sz.col_s_bytes);
+    }
+  }
+  std::string e;
+  if (!(e = in_.alloc(size_t(m_) * 2 * k_ * 2)).empty()) return e;
+  if (need_backward && !(e = grad_.alloc(size_t(m_) * k_ * 2)).empty()) return e;
+  if (!(e = row_q_.alloc(qb)).empty()) return e;
+  if (!(e = col_q_.alloc(qb)).empty()) return e;
+  if (!(e = row_s_.alloc(rsb)).empty()) return e;
+  if (!(e = col_s_.alloc(csb)).empty()) return e;
+  return "";
+}
+
+std::string SwigluWorkload::fresh_inputs(uint64_t seed, int block_exponent_range,
+                                         cudaStream_t stream) {
+  cudaError_t e = launch_fill_bf16(in_.ptr, size_t(m_) * 2 * k_, seed * 2, 1.0f, 0.0f,
+                                   block_exponent_range, stream);
+  if (e == cudaSuccess && grad_.ptr) {
+    e = launch_fill_bf16(grad_.ptr, size_t(m_) * k_, seed * 2 + 1, 1.0f, 0.0f,
+                         block_exponent_range, stream);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? "" : cuda_error("random inputs", e);
+}
+
+cake_swiglu_mxfp8_desc SwigluWorkload::desc(CakeLib &lib, const SwigluForm &f,
+                                            const char *program) const {
+  cake_swiglu_mxfp8_desc dsc;
+  std::memset(&dsc, 0, sizeof dsc);
+  if (lib.swiglu_desc_init) lib.swiglu_desc_init(&dsc);
+  dsc.m = m_;
+  dsc.k = k_;
+  dsc.orientation = cake_mxfp8_orientation_t(f.orientation);
+  dsc.program = program;
+  return dsc;
+}
+
+Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program) const {
+  const cake_swiglu_mxfp8_desc dsc = desc(lib, f, program);
+  CakeLib *l = &lib;
+  const bool row = f.orientation & 1, col = f.orientation & 2;
+  void *in = in_.ptr, *grad = grad_.ptr;
+  void *rq = row ? row_q_.ptr : nullptr, *rs = row ? row_s_.ptr : nullptr;
+  void *cq = col ? col_q_.ptr : nullptr, *cs = col ? col_s_.ptr : nullptr;
+  if (!f.backward) {
+    return [l, dsc, in, rq, rs, cq, cs](cudaStream_t s) -> std::string {
+      if (!l->swiglu_forward) return "cake_swiglu_mxfp8_forward is not in this build";
+      const cake_status_t st = l->swiglu_forward(l->handle, &dsc, in, rq, rs, cq, cs, s);
+      return st == CAKE_STATUS_SUCCESS ? "" : "cake_swiglu_mxfp8_forward: " + l->error(st);
+    };
+  }
+  return [l, dsc, in, grad, rq, rs, cq, cs](cudaStream_t s) -> std::string {
+    if (!l->swiglu_backward) return "cake_swiglu_mxfp8_backward is not in this build";
+    if (!grad) return "no grad buffer (internal)";
+    const cake_status_t st = l->swiglu_backward(l->handle, &dsc, in, grad, rq, rs, cq, cs, s);
+    return st == CAKE_STATUS_SUCCESS ? "" : "cake_swiglu_mxfp8_backward: " + l->error(st);
+  };
+}
+
+std::string SwigluWorkload::query(CakeLib &lib, const SwigluForm &f, const char *program,
+                                  std::string *err) const {
+  if (!lib.swiglu_query || !lib.program_info_init) {
+    *err = "cake_swiglu_mxfp8_query is not in this build";
+    return "";
+  }
+  const cake_swiglu_mxfp8_desc dsc = desc(lib, f, program);
+  cake_program_info info;
+  lib.program_info_init(&info);
+  const cake_status_t st = lib.swiglu_query(lib.handle, &dsc, f.backward ? 1 : 0, &info);
+  if (st != CAKE_STATUS_SUCCESS) {
+    *err = lib.error(st);
+    return "";
+  }
+  return info.name;
+}
+
+std::vector<const char *> SwigluWorkload::serving_programs(CakeLib &lib,
+                                                           const SwigluForm &f) const {
+  std::vector<const char *> out;
+  const int n = lib.program_count(lib.handle);
+  for (int i = 0; i < n; ++i) {
+    const char *name = lib.program_name(lib.handle, i);
+    if (!name) continue;
+    std::string err;
+    if (!query(lib, f, name, &err).empty()) out.push_back(name);
+  }
+  return out;
+}
+
+StreamPlan SwigluWorkload::plan(const SwigluForm &f) const {
+  const int64_t o = f.backward ? 2 * k_ : k_;
+  StreamPlan p;
+  p.tensors.push_back({in_.ptr, uint64_t(m_) * 2 * k_ * 2, false, "in"});
+  if (f.backward) p.tensors.push_back({grad_.ptr, uint64_t(m_) * k_ * 2, false, "grad"});
+  if (f.orientation & 1) {
+    p.tensors.push_back({row_q_.ptr, q_bytes(m_, o), true, "row_q"});
+    p.tensors.push_back({row_s_.ptr, s_bytes(m_, o / 32), true, "row_s"});
+  }
+  if (f.orientation & 2) {
+    p.tensors.push_back({col_q_.ptr, q_bytes(m_, o), true, "col_q"});
+    p.tensors.push_back({col_s_.ptr, s_bytes(o, m_ / 32), true, "col_s"});
+  }
+  for (const StreamTensor &s : p.tensors) (s.write ? p.write_bytes : p.read_bytes) += s.bytes;
+  return p;
+}
+
+}  // namespace cake_bench

@@ -1,0 +1,108 @@
+// The two kernel families as benchmark workloads: device buffers for one shape, the Cake calls
+// of each op (bound to a library and an optional forced program), the queries that name the
+// program a call runs, and the byte lists of each op for the streaming limit kernels.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "bench_kernels.h"
+#include "cake_lib.h"
+#include "timing.h"
+
+namespace cake_bench {
+
+// A device allocation, freed on destruction.
+struct DeviceMem {
+  void *ptr = nullptr;
+  size_t bytes = 0;
+  DeviceMem() = default;
+  DeviceMem(const DeviceMem &) = delete;
+  DeviceMem &operator=(const DeviceMem &) = delete;
+  ~DeviceMem() { release(); }
+  std::string alloc(size_t n);  // "" or the CUDA error
+  void release();
+};
+
+// ---------------------------------------------------------------------------------------------
+// Normgate: y = rmsnorm(x) * w * silu(z), rows x d BF16, packed rows.
+
+enum class NgCall { kFwd, kBwd };
+
+class NormgateWorkload {
+ public:
+  NormgateWorkload(int64_t rows, int d) : rows_(rows), d_(d) {}
+
+  // Bytes of device memory this shape needs (inputs, outputs, dw, workspace estimate).
+  uint64_t device_bytes() const;
+  // Allocates the buffers and the largest workspace any of `libs` asks for (zeroed once).
+  std::string alloc(const std::vector<CakeLib *> &libs);
+  // New random inputs x, z, w, dy (never zeros).
+  std::string fresh_inputs(uint64_t seed, cudaStream_t stream);
+
+  // One Cake call. `program` NULL routes; the package and dw dtype matter for the backward.
+  Call call(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw, const char *program) const;
+  // The program the call would run ("" with `err` set when the call cannot run).
+  std::string query(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw, const char *program,
+                    std::string *err) const;
+  // Every program of lib's table that serves this call kind (the library's static names).
+  std::vector<const char *> serving_programs(CakeLib &lib, NgCall kind, int package,
+                                            cake_dtype_t dw) const;
+
+  // The op's bytes, as streaming tensors over the same buffers.
+  StreamPlan plan(NgCall kind, cake_dtype_t dw) const;
+
+  int64_t rows() const { return rows_; }
+  int d() const { return d_; }
+
+ private:
+  cake_normgate_desc desc(CakeLib &lib, int package, cake_dtype_t dw, const char *program) const;
+
+  int64_t rows_;
+  int d_;
+  DeviceMem x_, z_, w_, y_, dy_, dx_, dz_, dw_, ws_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// SwiGLU + MXFP8: in [m, 2k] BF16 -> E4M3 + E8M0 scales, rowwise / colwise / both, fwd / bwd.
+
+struct SwigluForm {
+  bool backward = false;
+  int orientation = 1;  // cake_mxfp8_orientation_t bits: 1 row, 2 col, 3 both
+  std::string name() const;  // "fwd_row", "bwd_both", ...
+};
+std::vector<SwigluForm> all_swiglu_forms();
+bool parse_swiglu_form(const std::string &s, SwigluForm *out);
+
+class SwigluWorkload {
+ public:
+  SwigluWorkload(int64_t m, int64_t k) : m_(m), k_(k) {}
+
+  // Buffer sizes from the spec (the library's size query, where present, is checked against
+  // them).
+  static uint64_t q_bytes(int64_t m, int64_t o) { return uint64_t(m) * uint64_t(o); }
+  static uint64_t s_bytes(int64_t r, int64_t c) {
+    return uint64_t((r + 127) / 128 * 128) * uint64_t((c + 3) / 4 * 4);
+  }
+  uint64_t device_bytes(bool need_backward) const;
+  std::string alloc(bool need_backward, CakeLib *lib);
+  std::string fresh_inputs(uint64_t seed, int block_exponent_range, cudaStream_t stream);
+
+  Call call(CakeLib &lib, const SwigluForm &f, const char *program) const;
+  std::string query(CakeLib &lib, const SwigluForm &f, const char *program,
+                    std::string *err) const;
+  std::vector<const char *> serving_programs(CakeLib &lib, const SwigluForm &f) const;
+  StreamPlan plan(const SwigluForm &f) const;
+
+  int64_t m() const { return m_; }
+  int64_t k() const { return k_; }
+
+ private:
+  cake_swiglu_mxfp8_desc desc(CakeLib &lib, const SwigluForm &f, const char *program) const;
+
+  int64_t m_, k_;
+  DeviceMem in_, grad_, row_q_, row_s_, col_q_, col_s_;
+};
+
+}  // namespace cake_bench

@@ -1,0 +1,406 @@
+// libcake_jax.so: XLA FFI handlers that run Cake's kernels inside JAX programs.
+//
+// One handler per op (XLA_FFI_DEFINE_HANDLER_SYMBOL), registered from Python
+// (cake_jax/__init__.py) with jax.ffi.register_ffi_target(..., platform="CUDA"):
+//
+//   cake_jax_normgate_fwd        x, z, w (BF16)            -> y (BF16)            eps, program
+//   cake_jax_normgate_bwd        dy, x, z, w (BF16)        -> dx, dz (BF16), dw   eps, package,
+//                                                             (BF16 or F32),      program
+//                                                             workspace (U8)
+//   cake_jax_swiglu_mxfp8_fwd    in (BF16 [m, 2k])         -> row_q, row_s,       orientation,
+//                                                             col_q, col_s        program
+//   cake_jax_swiglu_mxfp8_bwd    in, grad (BF16 [m, k])    -> the same, O = 2k
+//
+// Every kernel launches on the stream of the call frame (ffi::PlatformStream<cudaStream_t>).
+// A failing Cake call becomes an ffi::Error carrying the status name and
+// cake_last_error_message(). Handles: one per device, created by cake_jax_prepare() (called by
+// the Python module while tracing, before XLA executes anything) and kept for the process's
+// life, so the execute stage only looks one up: no module load, no allocation of its own. The
+// norm-gate backward's workspace is an extra result buffer (sized while tracing), zeroed on the
+// stream before the call (Cake needs it zeroed; it is tiny next to the tensors).
+//
+// The ops added after Cake 0.1's first release are referenced weakly, so this shim loads with
+// any libcake.so.0 and answers "not in this libcake.so" for an op the library lacks.
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "cake.h"
+#include "xla/ffi/api/ffi.h"
+
+#pragma weak cake_normgate_workspace_size
+#pragma weak cake_normgate_backward
+#pragma weak cake_normgate_backward_query
+#pragma weak cake_swiglu_mxfp8_desc_init
+#pragma weak cake_swiglu_mxfp8_sizes_init
+#pragma weak cake_swiglu_mxfp8_buffer_sizes
+#pragma weak cake_swiglu_mxfp8_forward
+#pragma weak cake_swiglu_mxfp8_backward
+#pragma weak cake_swiglu_mxfp8_query
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+std::array<std::atomic<cake_handle_t>, kMaxDevices> g_handles{};
+std::mutex g_prepare_mutex;
+
+// Maps a Cake status to the closest XLA error code, with Cake's own name and message.
+ffi::Error cake_error(const char *function, cake_status_t status) {
+  ffi::ErrorCode code = ffi::ErrorCode::kInternal;
+  switch (status) {
+    case CAKE_STATUS_INVALID_ARGUMENT:
+    case CAKE_STATUS_UNSUPPORTED_SHAPE:
+    case CAKE_STATUS_MISALIGNED:
+    case CAKE_STATUS_INSUFFICIENT_WORKSPACE:
+      code = ffi::ErrorCode::kInvalidArgument;
+      break;
+    case CAKE_STATUS_PROGRAM_NOT_FOUND:
+      code = ffi::ErrorCode::kNotFound;
+      break;
+    case CAKE_STATUS_DRIVER_UNAVAILABLE:
+    case CAKE_STATUS_NO_DEVICE:
+    case CAKE_STATUS_ARCH_UNSUPPORTED:
+      code = ffi::ErrorCode::kUnavailable;
+      break;
+    case CAKE_STATUS_INVALID_HANDLE:
+      code = ffi::ErrorCode::kFailedPrecondition;
+      break;
+    default:
+      break;
+  }
+  return ffi::Error(code, std::string(function) + ": " + cake_status_string(status) + ": " +
+                              cake_last_error_message());
+}
+
+#define CAKE_JAX_CALL(fn, ...)                                  \
+  do {                                                          \
+    const cake_status_t status_ = fn(__VA_ARGS__);              \
+    if (status_ != CAKE_STATUS_SUCCESS) return cake_error(#fn, status_); \
+  } while (0)
+
+#define CAKE_JAX_REQUIRE(fn)                                                                  \
+  do {                                                                                        \
+    if (&fn == nullptr) {                                                                     \
+      return ffi::Error(ffi::ErrorCode::kUnimplemented,                                       \
+                        #fn " is not in this libcake.so (built before it was added)");        \
+    }                                                                                         \
+  } while (0)
+
+ffi::ErrorOr<cake_handle_t> handle_for(int32_t device) {
+  if (device < 0 || device >= kMaxDevices) {
+    return ffi::Error(ffi::ErrorCode::kOutOfRange,
+                      "cake_jax: device ordinal " + std::to_string(device) + " out of range");
+  }
+  cake_handle_t h = g_handles[device].load(std::memory_order_acquire);
+  if (h == nullptr) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "cake_jax: no Cake handle for device " + std::to_string(device) +
+                          "; call cake_jax.prepare() (the cake_jax functions do so while "
+                          "tracing) before running the computation");
+  }
+  return h;
+}
+
+const char *program_or_null(std::string_view program, std::string *storage) {
+  if (program.empty()) return nullptr;
+  storage->assign(program.data(), program.size());
+  return storage->c_str();
+}
+
+// rows x d of a [..., d] buffer.
+void rows_and_d(ffi::AnyBuffer::Dimensions dims, int64_t *rows, int64_t *d) {
+  *d = dims.size() == 0 ? 1 : dims.back();
+  *rows = 1;
+  for (size_t i = 0; i + 1 < dims.size(); ++i) *rows *= dims[i];
+}
+
+bool same_dims(ffi::AnyBuffer::Dimensions a, ffi::AnyBuffer::Dimensions b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+using BF16Buffer = ffi::Buffer<ffi::DataType::BF16>;
+
+ffi::Error check_normgate_shapes(const BF16Buffer &x, const BF16Buffer &z, const BF16Buffer &w,
+                                 int64_t *rows, int64_t *d) {
+  rows_and_d(x.dimensions(), rows, d);
+  if (x.dimensions().size() < 1 || !same_dims(x.dimensions(), z.dimensions()) ||
+      w.dimensions().size() != 1 || w.dimensions()[0] != *d) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate: x and z must have one shape [..., d] and w must be [d]");
+  }
+  return ffi::Error::Success();
+}
+
+// ---- normgate ----------------------------------------------------------------------------
+ffi::Error NormgateForward(cudaStream_t stream, int32_t device, BF16Buffer x, BF16Buffer z,
+                           BF16Buffer w, ffi::Result<BF16Buffer> y, float eps,
+                           std::string_view program) {
+  int64_t rows = 0, d = 0;
+  if (ffi::Error e = check_normgate_shapes(x, z, w, &rows, &d); e.failure()) return e;
+  if (rows == 0) return ffi::Error::Success();
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  cake_normgate_desc desc;
+  CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
+  std::string name;
+  desc.rows = rows;
+  desc.d = static_cast<int32_t>(d);
+  desc.eps = eps;
+  desc.program = program_or_null(program, &name);
+  CAKE_JAX_CALL(cake_normgate_forward, *h, &desc, x.untyped_data(), z.untyped_data(),
+                w.untyped_data(), y->untyped_data(), nullptr, stream);
+  return ffi::Error::Success();
+}
+
+ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, BF16Buffer dy, BF16Buffer x,
+                            BF16Buffer z, BF16Buffer w, ffi::Result<BF16Buffer> dx,
+                            ffi::Result<BF16Buffer> dz, ffi::Result<ffi::AnyBuffer> dw,
+                            ffi::Result<ffi::AnyBuffer> workspace, float eps, int32_t package,
+                            std::string_view program) {
+  CAKE_JAX_REQUIRE(cake_normgate_workspace_size);
+  CAKE_JAX_REQUIRE(cake_normgate_backward);
+  int64_t rows = 0, d = 0;
+  if (ffi::Error e = check_normgate_shapes(x, z, w, &rows, &d); e.failure()) return e;
+  if (!same_dims(dy.dimensions(), x.dimensions())) {
+    return ffi::Error::InvalidArgument("cake_jax normgate backward: dy must have x's shape");
+  }
+  const ffi::DataType dw_type = dw->element_type();
+  if ((dw_type != ffi::DataType::BF16 && dw_type != ffi::DataType::F32) ||
+      static_cast<int64_t>(dw->element_count()) != d) {
+    return ffi::Error::InvalidArgument("cake_jax normgate backward: dw must be BF16 or F32 [d]");
+  }
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  if (rows == 0) {
+    const cudaError_t err = cudaMemsetAsync(dw->untyped_data(), 0, dw->size_bytes(), stream);
+    if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
+    return ffi::Error::Success();
+  }
+  cake_normgate_desc desc;
+  CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
+  std::string name;
+  desc.rows = rows;
+  desc.d = static_cast<int32_t>(d);
+  desc.eps = eps;
+  desc.package = static_cast<cake_normgate_package_t>(package);
+  desc.dw_dtype = dw_type == ffi::DataType::F32 ? CAKE_DTYPE_F32 : CAKE_DTYPE_BF16;
+  desc.program = program_or_null(program, &name);
+  // The workspace is an extra result buffer, sized at trace time with
+  // cake_jax_normgate_workspace_size(): XLA allocates it fresh for every call, so it is zeroed
+  // here, on the stream, before Cake uses it.
+  size_t ws_bytes = 0;
+  CAKE_JAX_CALL(cake_normgate_workspace_size, *h, &desc, &ws_bytes);
+  if (workspace->size_bytes() < ws_bytes) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate backward: workspace result has " +
+        std::to_string(workspace->size_bytes()) + " bytes; this call needs " +
+        std::to_string(ws_bytes) + " (traced for another device?)");
+  }
+  void *ws = ws_bytes > 0 ? workspace->untyped_data() : nullptr;
+  if (ws != nullptr) {
+    const cudaError_t err = cudaMemsetAsync(ws, 0, ws_bytes, stream);
+    if (err != cudaSuccess) {
+      return ffi::Error::Internal(std::string("cake_jax: cudaMemsetAsync: ") +
+                                  cudaGetErrorString(err));
+    }
+  }
+  CAKE_JAX_CALL(cake_normgate_backward, *h, &desc, dy.untyped_data(), x.untyped_data(),
+                z.untyped_data(), w.untyped_data(), dx->untyped_data(), dz->untyped_data(),
+                dw->untyped_data(), ws, ws_bytes, stream);
+  return ffi::Error::Success();
+}
+
+// ---- swiglu + mxfp8 ----------------------------------------------------------------------
+void *data_or_null(const ffi::Result<ffi::AnyBuffer> &b) {
+  return b->element_count() == 0 ? nullptr : b->untyped_data();
+}
+
+ffi::Error SwigluShapes(const BF16Buffer &in, int64_t *m, int64_t *k) {
+  auto dims = in.dimensions();
+  if (dims.size() != 2 || dims[1] % 2 != 0) {
+    return ffi::Error::InvalidArgument("cake_jax swiglu_mxfp8: in must be BF16 [m, 2k]");
+  }
+  *m = dims[0];
+  *k = dims[1] / 2;
+  return ffi::Error::Success();
+}
+
+ffi::Error SwigluCall(bool backward, cudaStream_t stream, int32_t device, BF16Buffer in,
+                      const BF16Buffer *grad, ffi::Result<ffi::AnyBuffer> row_q,
+                      ffi::Result<ffi::AnyBuffer> row_s, ffi::Result<ffi::AnyBuffer> col_q,
+                      ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation,
+                      std::string_view program) {
+  CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_desc_init);
+  int64_t m = 0, k = 0;
+  if (ffi::Error e = SwigluShapes(in, &m, &k); e.failure()) return e;
+  if (grad != nullptr && (grad->dimensions().size() != 2 || grad->dimensions()[0] != m ||
+                          grad->dimensions()[1] != k)) {
+    return ffi::Error::InvalidArgument("cake_jax swiglu_mxfp8 backward: grad must be [m, k]");
+  }
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  cake_swiglu_mxfp8_desc desc;
+  CAKE_JAX_CALL(cake_swiglu_mxfp8_desc_init, &desc);
+  std::string name;
+  desc.m = m;
+  desc.k = k;
+  desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
+  desc.program = program_or_null(program, &name);
+  if (backward) {
+    CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_backward);
+    CAKE_JAX_CALL(cake_swiglu_mxfp8_backward, *h, &desc, in.untyped_data(),
+                  grad->untyped_data(), data_or_null(row_q), data_or_null(row_s),
+                  data_or_null(col_q), data_or_null(col_s), stream);
+  } else {
+    CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_forward);
+    CAKE_JAX_CALL(cake_swiglu_mxfp8_forward, *h, &desc, in.untyped_data(), data_or_null(row_q),
+                  data_or_null(row_s), data_or_null(col_q), data_or_null(col_s), stream);
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error SwigluForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                         ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
+                         ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
+                         int32_t orientation, std::string_view program) {
+  return SwigluCall(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s, orientation,
+                    program);
+}
+
+ffi::Error SwigluBackward(cudaStream_t stream, int32_t device, BF16Buffer in, BF16Buffer grad,
+                          ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
+                          ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
+                          int32_t orientation, std::string_view program) {
+  return SwigluCall(true, stream, device, in, &grad, row_q, row_s, col_q, col_s, orientation,
+                    program);
+}
+
+}  // namespace
+
+// ---- exported handlers -------------------------------------------------------------------
+// The library is built with hidden visibility; these declarations export the handler symbols
+// that XLA_FFI_DEFINE_HANDLER_SYMBOL defines.
+#define CAKE_JAX_EXPORT extern "C" __attribute__((visibility("default")))
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_bwd(XLA_FFI_CallFrame *call_frame);
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_fwd, NormgateForward,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<BF16Buffer>()  // x
+                                  .Arg<BF16Buffer>()  // z
+                                  .Arg<BF16Buffer>()  // w
+                                  .Ret<BF16Buffer>()  // y
+                                  .Attr<float>("eps")
+                                  .Attr<std::string_view>("program"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_bwd, NormgateBackward,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<BF16Buffer>()      // dy
+                                  .Arg<BF16Buffer>()      // x
+                                  .Arg<BF16Buffer>()      // z
+                                  .Arg<BF16Buffer>()      // w
+                                  .Ret<BF16Buffer>()      // dx
+                                  .Ret<BF16Buffer>()      // dz
+                                  .Ret<ffi::AnyBuffer>()  // dw: BF16 or F32
+                                  .Ret<ffi::AnyBuffer>()  // workspace: U8, discarded
+                                  .Attr<float>("eps")
+                                  .Attr<int32_t>("package")
+                                  .Attr<std::string_view>("program"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_fwd, SwigluForward,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<BF16Buffer>()      // in [m, 2k]
+                                  .Ret<ffi::AnyBuffer>()  // row_q E4M3 [m, k] (or empty)
+                                  .Ret<ffi::AnyBuffer>()  // row_s uint8
+                                  .Ret<ffi::AnyBuffer>()  // col_q E4M3 [k, m] (or empty)
+                                  .Ret<ffi::AnyBuffer>()  // col_s uint8
+                                  .Attr<int32_t>("orientation")
+                                  .Attr<std::string_view>("program"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_bwd, SwigluBackward,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<BF16Buffer>()      // in [m, 2k]
+                                  .Arg<BF16Buffer>()      // grad [m, k]
+                                  .Ret<ffi::AnyBuffer>()  // row_q E4M3 [m, 2k] (or empty)
+                                  .Ret<ffi::AnyBuffer>()  // row_s uint8
+                                  .Ret<ffi::AnyBuffer>()  // col_q E4M3 [2k, m] (or empty)
+                                  .Ret<ffi::AnyBuffer>()  // col_s uint8
+                                  .Attr<int32_t>("orientation")
+                                  .Attr<std::string_view>("program"));
+
+// ---- plain C entry points for the Python module --------------------------------------------
+
+/// Version of this shim's handler set (bumped when a handler's signature changes).
+CAKE_JAX_EXPORT int cake_jax_abi_version(void) { return 1; }
+
+/// Create (once) the Cake handle of CUDA device @p device; later calls return at once.
+/// Called from Python while tracing, never from XLA's execute stage. On failure the status is
+/// returned and cake_last_error_message() says why.
+CAKE_JAX_EXPORT cake_status_t cake_jax_prepare(int device) {
+  if (device < 0 || device >= kMaxDevices) return CAKE_STATUS_NO_DEVICE;
+  if (g_handles[device].load(std::memory_order_acquire) != nullptr) return CAKE_STATUS_SUCCESS;
+  std::lock_guard<std::mutex> lock(g_prepare_mutex);
+  if (g_handles[device].load(std::memory_order_acquire) != nullptr) return CAKE_STATUS_SUCCESS;
+  cake_handle_t h = nullptr;
+  const cake_status_t status = cake_create(&h, device);
+  if (status != CAKE_STATUS_SUCCESS) return status;
+  g_handles[device].store(h, std::memory_order_release);
+  return CAKE_STATUS_SUCCESS;
+}
+
+/// Bytes of workspace the norm-gate backward needs on device @p device (prepared) for rows x d,
+/// @p package, FP32 (@p dw_f32 != 0) or BF16 dw. Called while tracing, to size the workspace
+/// result of cake_jax_normgate_bwd.
+CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size(int device, int64_t rows, int32_t d,
+                                                               int32_t package, int32_t dw_f32,
+                                                               size_t *bytes) {
+  if (&cake_normgate_workspace_size == nullptr) return CAKE_STATUS_INTERNAL_ERROR;
+  if (device < 0 || device >= kMaxDevices) return CAKE_STATUS_NO_DEVICE;
+  cake_handle_t h = g_handles[device].load(std::memory_order_acquire);
+  cake_normgate_desc desc;
+  cake_normgate_desc_init(&desc);
+  desc.rows = rows;
+  desc.d = d;
+  desc.package = static_cast<cake_normgate_package_t>(package);
+  desc.dw_dtype = dw_f32 ? CAKE_DTYPE_F32 : CAKE_DTYPE_BF16;
+  return cake_normgate_workspace_size(h, &desc, bytes);
+}
+
+/// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
+/// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward.
+CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
+  switch (op) {
+    case 0:
+      return 1;
+    case 1:
+      return &cake_normgate_backward != nullptr && &cake_normgate_workspace_size != nullptr;
+    case 2:
+      return &cake_swiglu_mxfp8_forward != nullptr && &cake_swiglu_mxfp8_desc_init != nullptr;
+    case 3:
+      return &cake_swiglu_mxfp8_backward != nullptr && &cake_swiglu_mxfp8_desc_init != nullptr;
+    default:
+      return 0;
+  }
+}

@@ -1,0 +1,20 @@
+"""JAX tests: run from the checkout (no install). The test modules skip without jax, the shim,
+or a GPU (a skip raised here, in a conftest, would be an error)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+JAX_DIR = Path(__file__).resolve().parents[1]  # bindings/jax
+REPO = JAX_DIR.parents[1]
+sys.path[:0] = [str(REPO / "bindings" / "python"), str(JAX_DIR), str(REPO / "examples" / "jax")]
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU politely
+
+
+def require_op(op):
+    import cake_jax
+
+    if not cake_jax.has_op(op):
+        pytest.skip(f"libcake.so does not export the {op} entry points yet")

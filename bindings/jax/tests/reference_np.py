@@ -1,0 +1,119 @@
+"""NumPy float64 references and the spec's comparison rules, for the JAX tests and examples."""
+
+import ml_dtypes
+import numpy as np
+
+BF16 = ml_dtypes.bfloat16
+E4M3 = ml_dtypes.float8_e4m3fn
+
+
+def f64(a):
+    return np.asarray(a).astype(np.float64)
+
+
+def sigmoid(v):
+    return 0.5 * (1.0 + np.tanh(0.5 * v))  # no overflow warnings for large |v|
+
+
+def normgate_fwd64(x, z, w, eps):
+    x, z, w = f64(x), f64(z), f64(w)
+    rstd = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    return x * rstd * w * z * sigmoid(z)
+
+
+def normgate_bwd64(dy, x, z, w, eps):
+    dy, x, z, w = f64(dy), f64(x), f64(z), f64(w)
+    d = x.shape[-1]
+    rstd = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    n = x * rstd
+    s = sigmoid(z)
+    a = dy * z * s
+    g = a * w
+    dz = dy * n * w * s * (1 + z * (1 - s))
+    dx = rstd * (g - n * np.mean(g * n, axis=-1, keepdims=True))
+    dw = (a * n).reshape(-1, d).sum(0)
+    return dx, dz, dw
+
+
+def bf16_ordinal(a):
+    b = np.asarray(a).astype(BF16).view(np.int16).astype(np.int32)
+    return np.where(b < 0, -(b & 0x7FFF), b)
+
+
+def rel_l2(got, want):
+    got, want = f64(got), f64(want)
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
+
+
+def check_y(y, ref64):
+    dist = np.abs(bf16_ordinal(y) - bf16_ordinal(ref64.astype(BF16)))
+    assert dist.max() <= 1, f"y: {(dist > 1).sum()} elements off by more than 1 ulp"
+    assert rel_l2(y, ref64) <= 2e-3
+
+
+def check_grad(name, got, ref64):
+    d = ref64.shape[-1]
+    g, r = f64(got).reshape(-1, d), ref64.reshape(-1, d)
+    err = np.abs(g - r)
+    _, e = np.frexp(r)
+    ulp = np.ldexp(1.0, e - 8)
+    ok = (err <= ulp) | (err <= np.abs(r).max(-1, keepdims=True) * 2.0**-10)
+    assert ok.all(), f"{name}: {(~ok).sum()} elements outside the spec's bound"
+    assert rel_l2(got, ref64) <= 2e-3, f"{name}: relative L2 {rel_l2(got, ref64):.2e}"
+
+
+def swiglu_y64(inp, grad=None):
+    inp = f64(inp)
+    k = inp.shape[1] // 2
+    g, u = inp[:, :k], inp[:, k:]
+    s = sigmoid(g)
+    a = g * s
+    if grad is None:
+        return (a * u).astype(BF16)
+    gr = f64(grad)
+    dact = a * (1 - s) + s
+    return np.concatenate([(dact * gr * u).astype(BF16), (a * gr).astype(BF16)], axis=1)
+
+
+def swizzle(rows, cols):
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    cp = (cols + 3) // 4 * 4
+    return ((r // 128) * (cp // 4) + c // 4) * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + c % 4
+
+
+def quantize_rows(v):
+    """MXFP8 of BF16 [R, N] along rows: (uint8 E4M3 [R, N], uint8 swizzled scales)."""
+    rows, n = v.shape
+    f = np.asarray(v).astype(np.float32).reshape(rows, n // 32, 32)
+    with np.errstate(invalid="ignore"):
+        amax = np.max(np.abs(f), axis=-1)
+    bits = amax.view(np.int32).astype(np.int64)
+    s = np.maximum(((bits + 0x001F0000) >> 23) - 8, 0)
+    s[~np.isfinite(amax)] = 255
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = (f.astype(np.float64) * np.exp2(127.0 - s)[..., None]).astype(BF16)
+        q = scaled.astype(np.float32).astype(E4M3).view(np.uint8).copy()
+    q[s == 255] = 0x7F
+    cp = (n // 32 + 3) // 4 * 4
+    rp = (rows + 127) // 128 * 128
+    buf = np.zeros(rp * cp, dtype=np.uint8)
+    buf[swizzle(rows, n // 32).reshape(-1)] = s.astype(np.uint8).reshape(-1)
+    return q.reshape(rows, n), buf
+
+
+def e4m3_ordinal(q):
+    b = np.asarray(q).view(np.uint8).astype(np.int32)
+    return np.where(b >= 128, -(b & 0x7F), b)
+
+
+def check_mxfp8(name, q, s, q_ref, s_ref, rows, cols):
+    """Scale gap <= 1, E4M3 ordinal gap <= 1 where scales agree, few differing bytes."""
+    s = np.asarray(s).astype(np.int32)
+    gap = np.abs(s - s_ref.astype(np.int32))
+    assert gap.max() <= 1, f"{name}: scale gap {gap.max()}"
+    assert (gap != 0).sum() <= max(2, 1e-4 * s.size), f"{name}: {(gap != 0).sum()} scales differ"
+    same = np.repeat(gap[swizzle(rows, cols // 32)] == 0, 32, axis=1)
+    qgap = np.abs(e4m3_ordinal(q).reshape(rows, cols) - e4m3_ordinal(q_ref))
+    assert qgap[same].max() <= 1, f"{name}: E4M3 ordinal gap {qgap[same].max()}"
+    assert (qgap[same] != 0).sum() <= max(8, 1e-5 * qgap.size), f"{name}: data bytes differ"

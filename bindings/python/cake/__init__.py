@@ -1,0 +1,485 @@
+"""Cake: fused training kernels for large models, from Python.
+
+A thin ctypes binding of libcake.so's C ABI (include/cake.h). Device memory is passed as integer
+addresses and streams as integer CUstream/cudaStream_t values, so any CUDA Python stack can call
+it; `cake.torch` is the PyTorch layer (autograd functions, custom ops) on top of this module.
+
+    import cake
+    print(cake.version())                       # (0, 1, 0)
+    with cake.Handle(0) as h:                   # device 0
+        desc = cake.normgate_desc(rows=4096, d=128)
+        h.normgate_forward(desc, x_ptr, z_ptr, w_ptr, y_ptr, stream=stream_ptr)
+
+Every failing call raises the CakeError subclass of its status (cake.errors) carrying the
+library's message (cake_last_error_message()).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import enum
+import sys
+from ctypes import byref, c_size_t
+
+from . import _lib
+from ._lib import NormgateDesc, SwigluMxfp8Desc, library_candidates
+from .errors import (
+    ArchUnsupportedError,
+    CakeError,
+    CudaError,
+    DriverUnavailableError,
+    InsufficientWorkspaceError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidHandleError,
+    LibraryNotFoundError,
+    MisalignedError,
+    NoDeviceError,
+    ProgramNotFoundError,
+    Status,
+    UnavailableError,
+    UnsupportedShapeError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Arch", "Family", "Op", "DType", "NormgatePackage", "NormgateFlags", "Orientation", "Status",
+    "CakeError", "InvalidArgumentError", "ArchUnsupportedError", "DriverUnavailableError",
+    "CudaError", "InsufficientWorkspaceError", "UnsupportedShapeError", "MisalignedError",
+    "InvalidHandleError", "ProgramNotFoundError", "InternalError", "NoDeviceError",
+    "LibraryNotFoundError", "UnavailableError",
+    "DeviceInfo", "ProgramInfo", "SwigluMxfp8Sizes", "TableProgram", "TableRoute", "Handle",
+    "version", "version_tuple", "status_string", "last_error_message", "library_path",
+    "library_candidates", "has", "normgate_desc", "swiglu_mxfp8_desc",
+    "swiglu_mxfp8_buffer_sizes", "swiglu_mxfp8_expected_sizes", "table_programs", "table_routes",
+]
+
+
+class Arch(enum.IntEnum):
+    """cake_arch_t: the architecture tables shipped in the library."""
+
+    NONE = 0
+    SM90 = 90
+    SM100 = 100
+    SM103 = 103
+    SM107 = 107
+
+
+class Family(enum.IntEnum):
+    """cake_family_t: kernel families."""
+
+    NORMGATE = 1
+    SWIGLU_MXFP8 = 2
+
+
+class Op(enum.IntEnum):
+    """cake_op_t: operations within a family (numbers are reused across families, so the
+    SWIGLU_* names with the values of NORMGATE_* names are aliases of them here)."""
+
+    NORMGATE_FORWARD = 0
+    NORMGATE_BACKWARD_DET = 1
+    NORMGATE_BACKWARD_NONDET = 2
+    SWIGLU_FORWARD_ROWWISE = 0
+    SWIGLU_FORWARD_COLWISE = 1
+    SWIGLU_FORWARD_BOTH = 2
+    SWIGLU_BACKWARD_ROWWISE = 3
+    SWIGLU_BACKWARD_COLWISE = 4
+    SWIGLU_BACKWARD_BOTH = 5
+
+
+class DType(enum.IntEnum):
+    """cake_dtype_t."""
+
+    BF16 = 1
+    F32 = 2
+
+
+class NormgatePackage(enum.IntEnum):
+    """cake_normgate_package_t: how dw is reduced in the backward."""
+
+    DETERMINISTIC = 0
+    NONDETERMINISTIC = 1
+
+
+class NormgateFlags(enum.IntFlag):
+    """cake_normgate_flags_t (backward)."""
+
+    NONE = 0
+    DW_ACCUMULATE = 1
+    DW_SKIP = 2
+
+
+class Orientation(enum.IntFlag):
+    """cake_mxfp8_orientation_t."""
+
+    ROWWISE = 1
+    COLWISE = 2
+    BOTH = 3
+
+    @classmethod
+    def parse(cls, value) -> "Orientation":
+        """Accept an Orientation, its int value or its name ("rowwise", "colwise", "both")."""
+        if isinstance(value, str):
+            try:
+                return cls[value.upper()]
+            except KeyError:
+                raise ValueError(
+                    f"orientation {value!r}: expected 'rowwise', 'colwise' or 'both'"
+                ) from None
+        value = cls(int(value))
+        if value not in (cls.ROWWISE, cls.COLWISE, cls.BOTH):
+            raise ValueError(f"orientation {int(value)}: expected 1, 2 or 3")
+        return value
+
+
+def _str(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    """cake_device_info, as Python values."""
+
+    device_ordinal: int
+    cc_major: int
+    cc_minor: int
+    sm_count: int
+    routing_sm_count: int
+    table: int
+    jit: bool
+    cross_check: bool
+    program_count: int
+    image: str
+    device_name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramInfo:
+    """cake_program_info: which program a call runs, and why."""
+
+    name: str
+    kernel: str
+    forced: bool
+    threads: int
+    ctas_per_sm: int
+    grid: int
+    metric: int
+    metric_lo: int
+    metric_hi: int
+
+    @classmethod
+    def _from(cls, s: _lib.ProgramInfoStruct) -> "ProgramInfo":
+        return cls(_str(s.name), _str(s.kernel), bool(s.forced), s.threads, s.ctas_per_sm,
+                   s.grid, s.metric, s.metric_lo, s.metric_hi)
+
+
+@dataclasses.dataclass(frozen=True)
+class SwigluMxfp8Sizes:
+    """cake_swiglu_mxfp8_sizes: output buffer sizes of one SwiGLU + MXFP8 form."""
+
+    out_cols: int
+    q_bytes: int
+    row_s_bytes: int
+    col_s_bytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TableProgram:
+    """cake_table_program: one program of an architecture's table."""
+
+    name: str
+    kernel: str
+    family: int
+    op: int
+    threads: int
+    min_ctas_per_sm: int
+    knobs: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class TableRoute:
+    """cake_table_route: one route of a table (metric_hi -1: open)."""
+
+    family: int
+    op: int
+    d: int
+    metric_lo: int
+    metric_hi: int
+    program: str
+
+
+# ---- library-level ---------------------------------------------------------------------
+def _L() -> _lib.Library:
+    return _lib.load()
+
+
+def version() -> tuple[int, int, int]:
+    """The run-time library's version as (major, minor, patch)."""
+    v = _L().fn("cake_version")()
+    return (v // 10000, v // 100 % 100, v % 100)
+
+
+def version_tuple() -> tuple[int, int, int]:
+    """Alias of version()."""
+    return version()
+
+
+def status_string(status: int) -> str:
+    """The library's name of a status (e.g. "CAKE_STATUS_INVALID_ARGUMENT")."""
+    return _L().status_name(int(status))
+
+
+def last_error_message() -> str:
+    """cake_last_error_message() of this thread."""
+    return _L().message()
+
+
+def library_path() -> str:
+    """The path of the loaded libcake.so."""
+    return _L().path
+
+
+def has(function: str) -> bool:
+    """Whether the loaded libcake.so exports C function @p function (e.g. "cake_normgate_backward")."""
+    return _L().has(function)
+
+
+def _table_counts(arch) -> tuple[int, int]:
+    programs, routes = ctypes.c_int32(0), ctypes.c_int32(0)
+    _L().call("cake_table_counts", int(arch), byref(programs), byref(routes))
+    return programs.value, routes.value
+
+
+def table_programs(arch) -> list[TableProgram]:
+    """The programs of architecture table @p arch (cake.Arch.SM90, ...). Needs no device."""
+    out = []
+    for i in range(_table_counts(arch)[0]):
+        s = _lib.TableProgramStruct()
+        _L().call("cake_table_program_init", byref(s))
+        _L().call("cake_table_program_get", int(arch), i, byref(s))
+        fam = Family(s.family) if s.family in Family._value2member_map_ else s.family
+        out.append(TableProgram(_str(s.name), _str(s.kernel), fam, s.op, s.threads,
+                                s.min_ctas_per_sm, tuple(s.knobs)))
+    return out
+
+
+def table_routes(arch) -> list[TableRoute]:
+    """The routes of table @p arch, in the order the router tries them. Needs no device."""
+    out = []
+    for i in range(_table_counts(arch)[1]):
+        s = _lib.TableRouteStruct()
+        _L().call("cake_table_route_init", byref(s))
+        _L().call("cake_table_route_get", int(arch), i, byref(s))
+        fam = Family(s.family) if s.family in Family._value2member_map_ else s.family
+        out.append(TableRoute(fam, s.op, s.d, s.metric_lo, s.metric_hi, _str(s.program)))
+    return out
+
+
+def _program(program: str | None):
+    return None if program is None else program.encode("utf-8")
+
+
+def normgate_desc(
+    rows: int,
+    d: int,
+    *,
+    eps: float = 1e-6,
+    x_stride: int = 0,
+    z_stride: int = 0,
+    y_stride: int = 0,
+    dy_stride: int = 0,
+    dx_stride: int = 0,
+    dz_stride: int = 0,
+    package: int = NormgatePackage.DETERMINISTIC,
+    dw_dtype: int = DType.BF16,
+    flags: int = 0,
+    program: str | None = None,
+) -> NormgateDesc:
+    """A cake_normgate_desc initialised by cake_normgate_desc_init(), then these fields set.
+
+    Strides are in elements between rows (0: packed). The returned struct keeps @p program alive.
+    """
+    desc = NormgateDesc()
+    _L().call("cake_normgate_desc_init", byref(desc))
+    desc.rows, desc.d, desc.eps = int(rows), int(d), float(eps)
+    desc.x_stride, desc.z_stride, desc.y_stride = int(x_stride), int(z_stride), int(y_stride)
+    desc.dy_stride, desc.dx_stride, desc.dz_stride = int(dy_stride), int(dx_stride), int(dz_stride)
+    desc.package, desc.dw_dtype, desc.flags = int(package), int(dw_dtype), int(flags)
+    desc.program = _program(program)
+    return desc
+
+
+def swiglu_mxfp8_desc(m: int, k: int, orientation=Orientation.ROWWISE,
+                      program: str | None = None) -> SwigluMxfp8Desc:
+    """A cake_swiglu_mxfp8_desc initialised by cake_swiglu_mxfp8_desc_init(), then these set."""
+    desc = SwigluMxfp8Desc()
+    _L().call("cake_swiglu_mxfp8_desc_init", byref(desc))
+    desc.m, desc.k = int(m), int(k)
+    desc.orientation = int(Orientation.parse(orientation))
+    desc.program = _program(program)
+    return desc
+
+
+def swiglu_mxfp8_buffer_sizes(m: int, k: int, backward: bool = False,
+                              orientation=Orientation.ROWWISE) -> SwigluMxfp8Sizes:
+    """cake_swiglu_mxfp8_buffer_sizes(): output sizes of the forward (O = k) or backward (O = 2k).
+
+    Needs no handle and no device."""
+    desc = swiglu_mxfp8_desc(m, k, orientation)
+    sizes = _lib.SwigluMxfp8SizesStruct()
+    _L().call("cake_swiglu_mxfp8_sizes_init", byref(sizes))
+    _L().call("cake_swiglu_mxfp8_buffer_sizes", byref(desc), 1 if backward else 0, byref(sizes))
+    return SwigluMxfp8Sizes(sizes.out_cols, sizes.q_bytes, sizes.row_s_bytes, sizes.col_s_bytes)
+
+
+def swiglu_mxfp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluMxfp8Sizes:
+    """The sizes the spec defines (SPEC-swiglu-mxfp8.md, Layouts), computed here without the
+    library: used for shape inference (fake tensors) where no call may be made."""
+    o = 2 * k if backward else k
+
+    def padded(r, c):
+        return ((r + 127) // 128 * 128) * ((c + 3) // 4 * 4)
+
+    return SwigluMxfp8Sizes(o, m * o, padded(m, o // 32), padded(o, m // 32))
+
+
+# ---- handles -------------------------------------------------------------------------------
+def _ptr(value) -> int | None:
+    """A device pointer argument: int address, None (NULL), or an object with data_ptr()."""
+    if value is None:
+        return None
+    if hasattr(value, "data_ptr"):
+        return value.data_ptr() or None
+    return int(value) or None
+
+
+def _stream(stream) -> int | None:
+    if stream is None:
+        return None
+    for attr in ("cuda_stream", "handle", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr)) or None
+    return int(stream) or None
+
+
+class Handle:
+    """A Cake handle: one device, its primary context, the loaded program table.
+
+    Use as a context manager or call close(). Device pointers are ints (or objects with
+    data_ptr()); streams are ints (CUstream / cudaStream_t), None for the legacy default
+    stream, or objects with a `cuda_stream` attribute (torch.cuda.Stream).
+    """
+
+    def __init__(self, device: int = 0, *, table: int | None = None, sm_count: int = 0,
+                 options: _lib.HandleOptions | None = None):
+        self._lib = _L()
+        self._h = _lib.c_handle()
+        self.device = int(device)
+        if options is None and (table is not None or sm_count):
+            options = _lib.HandleOptions()
+            self._lib.call("cake_handle_options_init", byref(options))
+            options.table = int(table or 0)
+            options.sm_count = int(sm_count)
+        if options is None:
+            self._lib.call("cake_create", byref(self._h), self.device)
+        else:
+            self._lib.call("cake_create_ex", byref(self._h), self.device, byref(options))
+
+    @property
+    def ptr(self) -> int:
+        """The cake_handle_t as an int (0 once closed)."""
+        return self._h.value or 0
+
+    def _live(self):
+        return self._h  # a NULL handle reaches the library, which answers INVALID_HANDLE
+
+    def close(self) -> None:
+        """cake_destroy(); the handle is unusable afterwards. Idempotent."""
+        if self._h.value:
+            h, self._h = self._h, _lib.c_handle()
+            self._lib.call("cake_destroy", h)
+
+    def __enter__(self) -> "Handle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None and self._h.value and not sys.is_finalizing():
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - never raise from a finaliser
+                pass
+
+    def __repr__(self) -> str:
+        return f"cake.Handle(device={self.device}, ptr={self.ptr:#x})"
+
+    # -- queries -------------------------------------------------------------------------
+    def device_info(self) -> DeviceInfo:
+        s = _lib.DeviceInfoStruct()
+        self._lib.call("cake_device_info_init", byref(s))
+        self._lib.call("cake_device_query", self._live(), byref(s))
+        return DeviceInfo(s.device_ordinal, s.cc_major, s.cc_minor, s.sm_count,
+                          s.routing_sm_count, s.table, bool(s.jit), bool(s.cross_check),
+                          s.program_count, _str(s.image), _str(s.device_name))
+
+    def programs(self) -> list[str]:
+        """Names of the programs in this handle's table."""
+        n = self._lib.fn("cake_program_count")(self._live())
+        if n < 0:
+            raise InvalidHandleError(Status.INVALID_HANDLE, "CAKE_STATUS_INVALID_HANDLE",
+                                     "handle: not a live Cake handle", "cake_program_count")
+        name = self._lib.fn("cake_program_name")
+        return [_str(name(self._live(), i)) for i in range(n)]
+
+    def _info(self, fn: str, *args) -> ProgramInfo:
+        s = _lib.ProgramInfoStruct()
+        self._lib.call("cake_program_info_init", byref(s))
+        self._lib.call(fn, self._live(), *args, byref(s))
+        return ProgramInfo._from(s)
+
+    # -- normgate ------------------------------------------------------------------------
+    def normgate_forward(self, desc: NormgateDesc, x, z, w, y, rstd=None, stream=None) -> None:
+        """cake_normgate_forward(): y = bf16(rmsnorm(x) * w * silu(z)). Asynchronous."""
+        self._lib.call("cake_normgate_forward", self._live(), byref(desc), _ptr(x), _ptr(z),
+                       _ptr(w), _ptr(y), _ptr(rstd), _stream(stream))
+
+    def normgate_forward_query(self, desc: NormgateDesc) -> ProgramInfo:
+        return self._info("cake_normgate_forward_query", byref(desc))
+
+    def normgate_workspace_size(self, desc: NormgateDesc) -> int:
+        """Bytes of (zero-filled) workspace normgate_backward() needs for @p desc."""
+        n = c_size_t(0)
+        self._lib.call("cake_normgate_workspace_size", self._live(), byref(desc), byref(n))
+        return n.value
+
+    def normgate_backward(self, desc: NormgateDesc, dy, x, z, w, dx, dz, dw, workspace=None,
+                          workspace_bytes: int = 0, stream=None) -> None:
+        """cake_normgate_backward(): dx, dz, dw from dy, x, z, w. Asynchronous."""
+        self._lib.call("cake_normgate_backward", self._live(), byref(desc), _ptr(dy), _ptr(x),
+                       _ptr(z), _ptr(w), _ptr(dx), _ptr(dz), _ptr(dw), _ptr(workspace),
+                       int(workspace_bytes), _stream(stream))
+
+    def normgate_backward_query(self, desc: NormgateDesc) -> ProgramInfo:
+        return self._info("cake_normgate_backward_query", byref(desc))
+
+    # -- swiglu + mxfp8 ------------------------------------------------------------------
+    def swiglu_mxfp8_forward(self, desc: SwigluMxfp8Desc, inp, row_q=None, row_s=None,
+                             col_q=None, col_s=None, stream=None) -> None:
+        """cake_swiglu_mxfp8_forward(). Asynchronous."""
+        self._lib.call("cake_swiglu_mxfp8_forward", self._live(), byref(desc), _ptr(inp),
+                       _ptr(row_q), _ptr(row_s), _ptr(col_q), _ptr(col_s), _stream(stream))
+
+    def swiglu_mxfp8_backward(self, desc: SwigluMxfp8Desc, inp, grad, row_q=None, row_s=None,
+                              col_q=None, col_s=None, stream=None) -> None:
+        """cake_swiglu_mxfp8_backward(). Asynchronous."""
+        self._lib.call("cake_swiglu_mxfp8_backward", self._live(), byref(desc), _ptr(inp),
+                       _ptr(grad), _ptr(row_q), _ptr(row_s), _ptr(col_q), _ptr(col_s),
+                       _stream(stream))
+
+    def swiglu_mxfp8_query(self, desc: SwigluMxfp8Desc, backward: bool = False) -> ProgramInfo:
+        return self._info("cake_swiglu_mxfp8_query", byref(desc), 1 if backward else 0)
+

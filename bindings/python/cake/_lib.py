@@ -1,0 +1,350 @@
+"""ctypes declarations of include/cake.h (the whole ABI, in one place) and the library loader.
+
+Every C function of cake.h is listed in FUNCTIONS with its restype and argtypes; every public
+struct is a ctypes.Structure with the header's fields in the header's order. A function the
+loaded library does not export (an older build) is left undeclared, and calling it through
+call() raises UnavailableError; has() says which are there.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import POINTER, c_char, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_uint32
+from ctypes import c_void_p
+from pathlib import Path
+
+from .errors import LibraryNotFoundError, UnavailableError, error_for
+
+# ---- types ---------------------------------------------------------------------------------
+c_status = c_int  # cake_status_t
+c_arch = c_int  # cake_arch_t
+c_dtype = c_int  # cake_dtype_t
+c_package = c_int  # cake_normgate_package_t
+c_orientation = c_int  # cake_mxfp8_orientation_t
+c_family = c_int  # cake_family_t
+c_op = c_int  # cake_op_t
+c_handle = c_void_p  # cake_handle_t (opaque)
+c_stream = c_void_p  # cake_stream_t (CUstream == cudaStream_t)
+c_devptr = c_void_p  # device pointers: Python ints (addresses) or None for NULL
+
+
+class HandleOptions(ctypes.Structure):
+    """cake_handle_options."""
+
+    _fields_ = [("struct_size", c_size_t), ("table", c_arch), ("sm_count", c_int32)]
+
+
+class DeviceInfoStruct(ctypes.Structure):
+    """cake_device_info."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("device_ordinal", c_int32),
+        ("cc_major", c_int32),
+        ("cc_minor", c_int32),
+        ("sm_count", c_int32),
+        ("routing_sm_count", c_int32),
+        ("table", c_arch),
+        ("jit", c_int32),
+        ("cross_check", c_int32),
+        ("program_count", c_int32),
+        ("image", c_char * 32),
+        ("device_name", c_char * 96),
+    ]
+
+
+class ProgramInfoStruct(ctypes.Structure):
+    """cake_program_info."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("name", c_char * 64),
+        ("kernel", c_char * 80),
+        ("forced", c_int32),
+        ("threads", c_int32),
+        ("ctas_per_sm", c_int32),
+        ("grid", c_int64),
+        ("metric", c_int64),
+        ("metric_lo", c_int64),
+        ("metric_hi", c_int64),
+    ]
+
+
+class TableProgramStruct(ctypes.Structure):
+    """cake_table_program."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("name", c_char * 64),
+        ("kernel", c_char * 80),
+        ("family", c_family),
+        ("op", c_op),
+        ("threads", c_int32),
+        ("min_ctas_per_sm", c_int32),
+        ("knobs", c_int32 * 8),
+    ]
+
+
+class TableRouteStruct(ctypes.Structure):
+    """cake_table_route."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("family", c_family),
+        ("op", c_op),
+        ("d", c_int32),
+        ("metric_lo", c_int64),
+        ("metric_hi", c_int64),
+        ("program", c_char * 64),
+    ]
+
+
+class NormgateDesc(ctypes.Structure):
+    """cake_normgate_desc. Strides are in elements; 0 means packed (= d)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("rows", c_int64),
+        ("d", c_int32),
+        ("eps", c_float),
+        ("x_stride", c_int64),
+        ("z_stride", c_int64),
+        ("y_stride", c_int64),
+        ("dy_stride", c_int64),
+        ("dx_stride", c_int64),
+        ("dz_stride", c_int64),
+        ("package", c_package),
+        ("dw_dtype", c_dtype),
+        ("flags", c_uint32),
+        ("program", c_char_p),
+    ]
+
+
+class SwigluMxfp8Desc(ctypes.Structure):
+    """cake_swiglu_mxfp8_desc."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("m", c_int64),
+        ("k", c_int64),
+        ("orientation", c_orientation),
+        ("program", c_char_p),
+    ]
+
+
+class SwigluMxfp8SizesStruct(ctypes.Structure):
+    """cake_swiglu_mxfp8_sizes."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("out_cols", c_int64),
+        ("q_bytes", c_size_t),
+        ("row_s_bytes", c_size_t),
+        ("col_s_bytes", c_size_t),
+    ]
+
+
+#: Every public struct, by its C name (the host tests compare layouts with a C compiler).
+STRUCTS = {
+    "cake_handle_options": HandleOptions,
+    "cake_device_info": DeviceInfoStruct,
+    "cake_program_info": ProgramInfoStruct,
+    "cake_table_program": TableProgramStruct,
+    "cake_table_route": TableRouteStruct,
+    "cake_normgate_desc": NormgateDesc,
+    "cake_swiglu_mxfp8_desc": SwigluMxfp8Desc,
+    "cake_swiglu_mxfp8_sizes": SwigluMxfp8SizesStruct,
+}
+
+# ---- functions: name -> (restype, argtypes), in cake.h's order ---------------------------
+FUNCTIONS = {
+    "cake_version": (c_int, []),
+    "cake_status_string": (c_char_p, [c_status]),
+    "cake_last_error_message": (c_char_p, []),
+    "cake_handle_options_init": (c_status, [POINTER(HandleOptions)]),
+    "cake_create": (c_status, [POINTER(c_handle), c_int]),
+    "cake_create_ex": (c_status, [POINTER(c_handle), c_int, POINTER(HandleOptions)]),
+    "cake_destroy": (c_status, [c_handle]),
+    "cake_device_info_init": (c_status, [POINTER(DeviceInfoStruct)]),
+    "cake_device_query": (c_status, [c_handle, POINTER(DeviceInfoStruct)]),
+    "cake_program_info_init": (c_status, [POINTER(ProgramInfoStruct)]),
+    "cake_program_count": (c_int, [c_handle]),
+    "cake_program_name": (c_char_p, [c_handle, c_int]),
+    "cake_table_program_init": (c_status, [POINTER(TableProgramStruct)]),
+    "cake_table_route_init": (c_status, [POINTER(TableRouteStruct)]),
+    "cake_table_counts": (c_status, [c_arch, POINTER(c_int32), POINTER(c_int32)]),
+    "cake_table_program_get": (c_status, [c_arch, c_int32, POINTER(TableProgramStruct)]),
+    "cake_table_route_get": (c_status, [c_arch, c_int32, POINTER(TableRouteStruct)]),
+    "cake_normgate_desc_init": (c_status, [POINTER(NormgateDesc)]),
+    # handle, desc, x, z, w, y, rstd, stream
+    "cake_normgate_forward": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc), c_devptr, c_devptr, c_devptr, c_devptr, c_devptr, c_stream],
+    ),
+    "cake_normgate_forward_query": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc), POINTER(ProgramInfoStruct)],
+    ),
+    "cake_normgate_workspace_size": (c_status, [c_handle, POINTER(NormgateDesc), POINTER(c_size_t)]),
+    # handle, desc, dy, x, z, w, dx, dz, dw, workspace, workspace_bytes, stream
+    "cake_normgate_backward": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc)]
+        + [c_devptr] * 8
+        + [c_size_t, c_stream],
+    ),
+    "cake_normgate_backward_query": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc), POINTER(ProgramInfoStruct)],
+    ),
+    "cake_swiglu_mxfp8_desc_init": (c_status, [POINTER(SwigluMxfp8Desc)]),
+    "cake_swiglu_mxfp8_sizes_init": (c_status, [POINTER(SwigluMxfp8SizesStruct)]),
+    "cake_swiglu_mxfp8_buffer_sizes": (
+        c_status,
+        [POINTER(SwigluMxfp8Desc), c_int, POINTER(SwigluMxfp8SizesStruct)],
+    ),
+    # handle, desc, in, row_q, row_s, col_q, col_s, stream
+    "cake_swiglu_mxfp8_forward": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8Desc)] + [c_devptr] * 5 + [c_stream],
+    ),
+    # handle, desc, in, grad, row_q, row_s, col_q, col_s, stream
+    "cake_swiglu_mxfp8_backward": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8Desc)] + [c_devptr] * 6 + [c_stream],
+    ),
+    "cake_swiglu_mxfp8_query": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8Desc), c_int, POINTER(ProgramInfoStruct)],
+    ),
+}
+
+# ---- loading -------------------------------------------------------------------------------
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_NAMES = ("libcake.so.0", "libcake.so")
+
+
+def library_candidates() -> list[str]:
+    """Where libcake.so is looked for, in order.
+
+    1. $CAKE_LIBRARY: a file, or a directory holding libcake.so.0 / libcake.so (when set, only
+       this is tried);
+    2. beside this package (a wheel that ships the library);
+    3. the CMake build directory of a source checkout (<repo>/build/lib), or $CAKE_BUILD_DIR/lib;
+    4. the dynamic loader's own search (LD_LIBRARY_PATH, ldconfig).
+    """
+    env = os.environ.get("CAKE_LIBRARY")
+    if env:
+        p = Path(env)
+        return [str(p / n) for n in _NAMES] if p.is_dir() else [str(p)]
+    out = [str(_PACKAGE_DIR / n) for n in _NAMES]
+    builds = []
+    if os.environ.get("CAKE_BUILD_DIR"):
+        builds.append(Path(os.environ["CAKE_BUILD_DIR"]))
+    # bindings/python/cake -> repository root
+    builds.append(_PACKAGE_DIR.parents[2] / "build")
+    for b in builds:
+        out += [str(b / "lib" / n) for n in _NAMES]
+    out += list(_NAMES)  # bare names: the dynamic loader searches
+    return out
+
+
+class Library:
+    """The loaded libcake.so with its functions declared."""
+
+    def __init__(self, path: str, dll: ctypes.CDLL):
+        self.path = path
+        self.dll = dll
+        self.missing = []
+        for name, (restype, argtypes) in FUNCTIONS.items():
+            if not hasattr(dll, name):
+                self.missing.append(name)
+                continue
+            fn = getattr(dll, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+
+    def has(self, name: str) -> bool:
+        """Whether the loaded library exports function @p name."""
+        return name not in self.missing and hasattr(self.dll, name)
+
+    def fn(self, name: str):
+        """The declared function @p name; UnavailableError when the library lacks it."""
+        if name in self.missing:
+            raise UnavailableError(name, self.path)
+        return getattr(self.dll, name)
+
+    def message(self) -> str:
+        return self.dll.cake_last_error_message().decode("utf-8", "replace")
+
+    def status_name(self, status: int) -> str:
+        return self.dll.cake_status_string(status).decode("ascii", "replace")
+
+    def call(self, name: str, *args) -> None:
+        """Call a status-returning function; raise the status's exception with the message.
+
+        The message is read right after the call, on the same thread (it is thread-local)."""
+        status = self.fn(name)(*args)
+        if status != 0:
+            raise error_for(status, self.status_name(status), self.message(), name)
+
+
+_lock = threading.Lock()
+_library: Library | None = None
+
+
+def load() -> Library:
+    """Load libcake.so once (thread-safe) and return it; LibraryNotFoundError if none loads."""
+    global _library
+    if _library is not None:
+        return _library
+    with _lock:
+        if _library is not None:
+            return _library
+        errors = []
+        for cand in library_candidates():
+            is_path = os.sep in cand
+            if is_path and not os.path.exists(cand):
+                continue
+            try:
+                dll = ctypes.CDLL(cand)
+            except OSError as e:
+                errors.append(f"{cand}: {e}")
+                continue
+            if not hasattr(dll, "cake_version"):
+                errors.append(f"{cand}: not libcake (no cake_version)")
+                continue
+            path = cand
+            if not is_path:  # resolve the file the loader picked
+                path = _loaded_path(dll) or cand
+            _library = Library(os.path.realpath(path) if is_path else path, dll)
+            return _library
+        tried = "; ".join(errors) if errors else "no candidate exists"
+        raise LibraryNotFoundError(
+            "libcake.so not found. Set CAKE_LIBRARY to its path, build the checkout "
+            "(cmake -S . -B build && cmake --build build), or put it on LD_LIBRARY_PATH. "
+            f"Tried: {', '.join(library_candidates())} ({tried})"
+        )
+
+
+def _loaded_path(dll: ctypes.CDLL) -> str | None:
+    """The file a CDLL came from (via dladdr on cake_version), or None."""
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p), ("dli_sname", c_char_p),
+                    ("dli_saddr", c_void_p)]
+
+    try:
+        libc = ctypes.CDLL(None)
+        dladdr = libc.dladdr
+        dladdr.argtypes = [c_void_p, POINTER(DlInfo)]
+        dladdr.restype = c_int
+        info = DlInfo()
+        addr = ctypes.cast(dll.cake_version, c_void_p).value
+        if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(info.dli_fname.decode())
+    except (AttributeError, OSError):
+        pass
+    return None

@@ -1,0 +1,286 @@
+"""Host-only tests of the Python binding: they need libcake.so but no GPU and no driver."""
+
+import re
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+import cake
+import cake._lib as L
+from conftest import HEADER, REPO, require_symbols
+
+
+def header_functions(text):
+    return re.findall(r"CAKE_API\s+[^;(]*?\b(cake_\w+)\s*\(", text)
+
+
+def header_enum(text, prefix):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(rf"\b{prefix}(\w+)\s*=\s*(\d+)", text)}
+
+
+# ---- loading and version -------------------------------------------------------------------
+def test_library_loads(lib):
+    assert lib.path.endswith((".so", ".so.0")) or ".so." in lib.path
+    assert cake.library_path() == lib.path
+
+
+def test_library_from_env(monkeypatch, lib, tmp_path):
+    monkeypatch.setenv("CAKE_LIBRARY", lib.path)
+    assert L.library_candidates() == [lib.path]
+    monkeypatch.setenv("CAKE_LIBRARY", str(tmp_path))
+    assert L.library_candidates() == [str(tmp_path / "libcake.so.0"), str(tmp_path / "libcake.so")]
+
+
+def test_version_matches_header(header_text):
+    want = tuple(int(re.search(rf"#define CAKE_VERSION_{p} (\d+)", header_text).group(1))
+                 for p in ("MAJOR", "MINOR", "PATCH"))
+    assert cake.version() == want
+    assert cake.__version__ == "%d.%d.%d" % want
+
+
+# ---- the whole ABI is declared -------------------------------------------------------------
+def test_every_header_function_is_declared(header_text):
+    declared = header_functions(header_text)
+    assert len(declared) >= 24
+    assert sorted(declared) == sorted(L.FUNCTIONS), "cake.h and cake/_lib.py FUNCTIONS differ"
+
+
+def test_exported_functions_have_prototypes(lib):
+    for name in L.FUNCTIONS:
+        if lib.has(name):
+            fn = lib.fn(name)
+            assert fn.argtypes is not None and fn.restype is not None, name
+        else:
+            with pytest.raises(cake.UnavailableError, match=name):
+                lib.fn(name)
+
+
+def test_enums_match_header(header_text):
+    assert header_enum(header_text, "CAKE_STATUS_") == {s.name: s.value for s in cake.Status}
+    assert header_enum(header_text, "CAKE_ARCH_") == {a.name: a.value for a in cake.Arch}
+    assert header_enum(header_text, "CAKE_DTYPE_") == {t.name: t.value for t in cake.DType}
+    assert header_enum(header_text, "CAKE_FAMILY_") == {f.name: f.value for f in cake.Family}
+    assert header_enum(header_text, "CAKE_OP_") == {n: o.value for n, o in cake.Op.__members__.items()}
+    assert header_enum(header_text, "CAKE_NORMGATE_") == {
+        **{p.name: p.value for p in cake.NormgatePackage},
+        **{n: f.value for n, f in cake.NormgateFlags.__members__.items() if f.value},
+    }
+    assert header_enum(header_text, "CAKE_MXFP8_") == {
+        n: o.value for n, o in cake.Orientation.__members__.items()}
+
+
+def test_struct_layouts_match_c_compiler(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler to compare struct layouts with")
+    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "cake.h"', "int main(void) {"]
+    for cname, st in L.STRUCTS.items():
+        lines.append(f'  printf("{cname} . %zu\\n", sizeof({cname}));')
+        for field, _ in st._fields_:
+            lines.append(f'  printf("{cname} {field} %zu\\n", offsetof({cname}, {field}));')
+    lines += ["  return 0;", "}"]
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c99", "-I", str(REPO / "include"), str(src), "-o", str(exe)],
+                   check=True)
+    got = {}
+    for line in subprocess.run([str(exe)], check=True, capture_output=True,
+                               text=True).stdout.splitlines():
+        s, f, v = line.split()
+        got[(s, f)] = int(v)
+    for cname, st in L.STRUCTS.items():
+        assert got[(cname, ".")] == L.ctypes.sizeof(st), cname
+        for field, _ in st._fields_:
+            assert got[(cname, field)] == getattr(st, field).offset, f"{cname}.{field}"
+
+
+# ---- statuses and exceptions ---------------------------------------------------------------
+def test_status_strings(lib):
+    for s in cake.Status:
+        assert cake.status_string(s) == f"CAKE_STATUS_{s.name}"
+    assert cake.status_string(9999) == "CAKE_STATUS_UNKNOWN"
+
+
+def test_every_failing_status_has_its_own_exception():
+    from cake.errors import ERROR_CLASSES, error_for
+
+    classes = set()
+    for s in cake.Status:
+        if s == cake.Status.SUCCESS:
+            continue
+        err = error_for(s, f"CAKE_STATUS_{s.name}", "detail", "cake_x")
+        assert type(err) is ERROR_CLASSES[s]
+        assert isinstance(err, cake.CakeError)
+        assert err.status == s and err.message == "detail" and err.function == "cake_x"
+        assert f"CAKE_STATUS_{s.name}: detail" in str(err)
+        classes.add(type(err))
+    assert len(classes) == len(cake.Status) - 1
+    unknown = error_for(77, "CAKE_STATUS_UNKNOWN", "m")
+    assert type(unknown) is cake.CakeError and unknown.status == 77
+    assert issubclass(cake.InvalidArgumentError, ValueError)
+    assert issubclass(cake.ProgramNotFoundError, LookupError)
+
+
+def test_init_null_raises_invalid_argument_with_message(lib):
+    with pytest.raises(cake.InvalidArgumentError) as e:
+        lib.call("cake_normgate_desc_init", None)
+    assert e.value.message == "desc: must not be NULL"
+    assert e.value.function == "cake_normgate_desc_init"
+    assert e.value.status == cake.Status.INVALID_ARGUMENT
+
+
+def test_bad_handle_options_raise_before_the_driver():
+    with pytest.raises(cake.InvalidArgumentError, match=r"options.sm_count = -1: must be >= 0"):
+        cake.Handle(0, sm_count=-1)
+    with pytest.raises(cake.InvalidArgumentError, match=r"options.table = 55"):
+        cake.Handle(0, table=55)
+    opts = L.HandleOptions()
+    opts.struct_size = 4
+    with pytest.raises(cake.InvalidArgumentError, match="smaller than its first version"):
+        cake.Handle(0, options=opts)
+
+
+def test_create_without_gpu_or_with_one():
+    try:
+        h = cake.Handle(0)
+    except (cake.DriverUnavailableError, cake.NoDeviceError, cake.ArchUnsupportedError) as e:
+        assert e.message, "a failing create must say why"
+        return
+    with h:
+        info = h.device_info()
+        assert info.device_ordinal == 0 and info.sm_count > 0
+        assert len(h.programs()) == info.program_count
+    assert h.ptr == 0
+    h.close()  # idempotent
+
+
+def test_null_handle_calls_raise_invalid_handle():
+    h = cake.Handle.__new__(cake.Handle)  # a Handle that holds NULL, as after close()
+    h._lib, h._h, h.device = L.load(), L.c_handle(), 0
+    desc = cake.normgate_desc(rows=16, d=128)
+    with pytest.raises(cake.InvalidHandleError, match="handle: must not be NULL"):
+        h.normgate_forward(desc, 16, 16, 16, 16)
+    with pytest.raises(cake.InvalidHandleError):
+        h.normgate_forward_query(desc)
+    with pytest.raises(cake.InvalidHandleError):
+        h.device_info()
+    with pytest.raises(cake.InvalidHandleError):
+        h.programs()
+
+
+def test_normgate_backward_null_handle():
+    require_symbols("cake_normgate_workspace_size", "cake_normgate_backward")
+    h = cake.Handle.__new__(cake.Handle)
+    h._lib, h._h, h.device = L.load(), L.c_handle(), 0
+    desc = cake.normgate_desc(rows=16, d=128, package=cake.NormgatePackage.NONDETERMINISTIC)
+    with pytest.raises(cake.InvalidHandleError, match="handle"):
+        h.normgate_workspace_size(desc)
+    with pytest.raises(cake.InvalidHandleError, match="handle"):
+        h.normgate_backward(desc, 16, 16, 16, 16, 16, 16, 16)
+
+
+def test_messages_are_per_thread(lib):
+    seen = {}
+
+    def fail(name):
+        try:
+            lib.call("cake_program_info_init", None)
+        except cake.InvalidArgumentError as e:
+            seen[name] = e.message
+
+    t = threading.Thread(target=fail, args=("t",))
+    t.start()
+    t.join()
+    assert seen["t"] == "info: must not be NULL"
+    lib.call("cake_normgate_desc_init", L.ctypes.byref(L.NormgateDesc()))
+    assert cake.last_error_message() == ""
+
+
+def test_normgate_desc_defaults_and_fields():
+    d = cake.normgate_desc(rows=7, d=64, eps=1e-5, z_stride=128, program="sm90.x")
+    assert d.struct_size == L.ctypes.sizeof(L.NormgateDesc)
+    assert (d.rows, d.d, d.z_stride, d.x_stride) == (7, 64, 128, 0)
+    assert abs(d.eps - 1e-5) < 1e-12
+    assert d.package == cake.NormgatePackage.DETERMINISTIC and d.dw_dtype == cake.DType.BF16
+    assert d.program == b"sm90.x"
+    assert cake.normgate_desc(rows=1, d=8).eps == pytest.approx(1e-6)
+
+
+def test_program_tables_without_a_device():
+    require_symbols("cake_table_counts", "cake_table_program_get", "cake_table_route_get")
+    for arch in (cake.Arch.SM90, cake.Arch.SM100, cake.Arch.SM103, cake.Arch.SM107):
+        programs = cake.table_programs(arch)
+        routes = cake.table_routes(arch)
+        assert programs and routes, arch
+        names = {p.name for p in programs}
+        assert len(names) == len(programs)
+        assert all(r.program in names for r in routes), arch
+        assert all(p.family in (cake.Family.NORMGATE, cake.Family.SWIGLU_MXFP8) for p in programs)
+    with pytest.raises(cake.InvalidArgumentError) as e:
+        cake.table_programs(55)
+    assert e.value.message
+
+
+def test_orientation_parse():
+    assert cake.Orientation.parse("both") == cake.Orientation.BOTH
+    assert cake.Orientation.parse(2) == cake.Orientation.COLWISE
+    with pytest.raises(ValueError):
+        cake.Orientation.parse("diagonal")
+
+
+# ---- SwiGLU + MXFP8 sizes (no handle needed) -----------------------------------------------
+def test_swiglu_sizes_spec_example():
+    # SPEC-swiglu-mxfp8.md: M=256, K=512 forward.
+    s = cake.swiglu_mxfp8_expected_sizes(256, 512)
+    assert (s.out_cols, s.q_bytes, s.row_s_bytes, s.col_s_bytes) == (512, 256 * 512, 4096, 4096)
+    b = cake.swiglu_mxfp8_expected_sizes(128, 128, backward=True)
+    assert (b.out_cols, b.q_bytes) == (256, 128 * 256)
+    assert b.row_s_bytes == 128 * 8 and b.col_s_bytes == 256 * 4
+
+
+def test_swiglu_buffer_sizes_match_the_spec():
+    require_symbols("cake_swiglu_mxfp8_desc_init", "cake_swiglu_mxfp8_sizes_init",
+                    "cake_swiglu_mxfp8_buffer_sizes")
+    for m in (128, 256, 384, 1024):
+        for k in (128, 256, 640, 7168):
+            for bwd in (False, True):
+                got = cake.swiglu_mxfp8_buffer_sizes(m, k, bwd, "both")
+                assert got == cake.swiglu_mxfp8_expected_sizes(m, k, bwd), (m, k, bwd)
+
+
+def test_swiglu_buffer_sizes_validation():
+    require_symbols("cake_swiglu_mxfp8_desc_init", "cake_swiglu_mxfp8_sizes_init",
+                    "cake_swiglu_mxfp8_buffer_sizes")
+    for m, k in ((100, 128), (128, 100), (0, 128), (-128, 128)):
+        with pytest.raises((cake.UnsupportedShapeError, cake.InvalidArgumentError)) as e:
+            cake.swiglu_mxfp8_buffer_sizes(m, k)
+        assert e.value.message, "validation failures carry a message"
+    with pytest.raises(cake.CakeError):
+        cake.swiglu_mxfp8_buffer_sizes(1 << 40, 1 << 40, True)  # bytes overflow 64 bits
+
+
+def test_swiglu_null_handle():
+    require_symbols("cake_swiglu_mxfp8_desc_init", "cake_swiglu_mxfp8_forward")
+    h = cake.Handle.__new__(cake.Handle)
+    h._lib, h._h, h.device = L.load(), L.c_handle(), 0
+    desc = cake.swiglu_mxfp8_desc(128, 128)
+    with pytest.raises(cake.InvalidHandleError):
+        h.swiglu_mxfp8_forward(desc, 16, 16, 16)
+
+
+def test_torch_layer_imports_without_gpu():
+    torch = pytest.importorskip("torch")
+    import cake.torch as ct
+
+    assert hasattr(torch.ops.cake, "normgate_fwd") and hasattr(torch.ops.cake, "swiglu_mxfp8_fwd")
+    assert ct.swizzled_scale_offsets(256, 16)[161, 300 // 32].item() == 3093
+    assert ct.swizzled_scale_offsets(512, 8)[300, 200 // 32].item() == 2758
+
+
+def test_package_metadata():
+    text = (REPO / "bindings" / "python" / "pyproject.toml").read_text()
+    assert re.search(r'^version = "%s"' % re.escape(cake.__version__), text, re.M)
+    assert HEADER.exists()

@@ -1,0 +1,263 @@
+//! GPU tests: skip (with the reason) without a driver or device. They run the kernels through the
+//! safe wrapper on device memory from cuda-min and check against float64 host references.
+use cake::{
+    DType, Handle, Mxfp8Outputs, NormgateBackwardArgs, NormgateDesc, NormgatePackage, Orientation,
+    SwigluMxfp8Desc,
+};
+use cuda_min::host::{bf16_ordinal, from_bf16, to_bf16, Rng};
+use cuda_min::Driver;
+
+fn setup() -> Option<(Driver, Handle)> {
+    let drv = match Driver::open(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return None;
+        }
+    };
+    match Handle::new(0) {
+        Ok(h) => Some((drv, h)),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn bf16_vec(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<u16> {
+    (0..n)
+        .map(|_| to_bf16((offset + scale * rng.normal()) as f32))
+        .collect()
+}
+
+fn sigmoid(v: f64) -> f64 {
+    1.0 / (1.0 + (-v).exp())
+}
+
+#[test]
+fn normgate_forward_and_backward() {
+    let Some((drv, h)) = setup() else { return };
+    let (rows, d) = (4096usize, 128usize);
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let x = bf16_vec(&mut rng, rows * d, 1.0, 0.0);
+    let z = bf16_vec(&mut rng, rows * d, 2.0, 0.0);
+    let w = bf16_vec(&mut rng, d, 0.5, 1.0);
+    let dy = bf16_vec(&mut rng, rows * d, 1.0, 0.0);
+    let (xd, zd, wd, dyd) = (
+        drv.upload(&x).unwrap(),
+        drv.upload(&z).unwrap(),
+        drv.upload(&w).unwrap(),
+        drv.upload(&dy).unwrap(),
+    );
+    let yd = drv.alloc(rows * d * 2).unwrap();
+    let desc = NormgateDesc::new(rows as i64, d as i32);
+    let info = h.normgate_forward_query(&desc).expect("query");
+    unsafe {
+        h.normgate_forward(
+            &desc,
+            xd.ptr(),
+            zd.ptr(),
+            wd.ptr(),
+            yd.ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+    .expect("forward");
+    drv.synchronize().unwrap();
+    let y: Vec<u16> = yd.read(rows * d).unwrap();
+    let f = |v: &[u16], i: usize| from_bf16(v[i]) as f64;
+    let mut worst = 0;
+    let mut rstds = vec![0.0; rows];
+    for r in 0..rows {
+        let ss: f64 = (0..d).map(|c| f(&x, r * d + c).powi(2)).sum();
+        rstds[r] = 1.0 / (ss / d as f64 + 1e-6).sqrt();
+        for c in 0..d {
+            let i = r * d + c;
+            let zv = f(&z, i);
+            let want = f(&x, i) * rstds[r] * f(&w, c) * zv * sigmoid(zv);
+            worst = worst.max((bf16_ordinal(y[i]) - bf16_ordinal(to_bf16(want as f32))).abs());
+        }
+    }
+    assert!(
+        worst <= 1,
+        "forward: an element is {worst} BF16 ulps from the float64 value ({})",
+        info.name
+    );
+
+    let bdesc = desc
+        .clone()
+        .package(NormgatePackage::DETERMINISTIC)
+        .dw_dtype(DType::F32);
+    let ws_bytes = match h.normgate_workspace_size(&bdesc) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("backward skipped: {e}");
+            return;
+        }
+    };
+    let ws = drv.alloc(ws_bytes).unwrap();
+    ws.fill(0).unwrap();
+    let (dxd, dzd, dwd) = (
+        drv.alloc(rows * d * 2).unwrap(),
+        drv.alloc(rows * d * 2).unwrap(),
+        drv.alloc(d * 4).unwrap(),
+    );
+    let args = NormgateBackwardArgs {
+        dy: dyd.ptr(),
+        x: xd.ptr(),
+        z: zd.ptr(),
+        w: wd.ptr(),
+        dx: dxd.ptr(),
+        dz: dzd.ptr(),
+        dw: dwd.ptr(),
+        workspace: ws.ptr(),
+        workspace_bytes: ws_bytes,
+    };
+    unsafe { h.normgate_backward(&bdesc, &args, std::ptr::null_mut()) }.expect("backward");
+    drv.synchronize().unwrap();
+    let (dx, dz, dw): (Vec<u16>, Vec<u16>, Vec<f32>) = (
+        dxd.read(rows * d).unwrap(),
+        dzd.read(rows * d).unwrap(),
+        dwd.read(d).unwrap(),
+    );
+    let mut dw64 = vec![0.0f64; d];
+    let (mut e2, mut r2) = (0.0, 0.0);
+    for r in 0..rows {
+        let mut g = vec![0.0; d];
+        let mut n = vec![0.0; d];
+        let mut want_dz = vec![0.0; d];
+        let mut mean_gn = 0.0;
+        for c in 0..d {
+            let i = r * d + c;
+            let (zv, s) = (f(&z, i), sigmoid(f(&z, i)));
+            n[c] = f(&x, i) * rstds[r];
+            let a = f(&dy, i) * zv * s;
+            g[c] = a * f(&w, c);
+            dw64[c] += a * n[c];
+            want_dz[c] = f(&dy, i) * n[c] * f(&w, c) * s * (1.0 + zv * (1.0 - s));
+            mean_gn += g[c] * n[c] / d as f64;
+        }
+        let want_dx: Vec<f64> = (0..d).map(|c| rstds[r] * (g[c] - n[c] * mean_gn)).collect();
+        for (got, want) in [(&dx, &want_dx), (&dz, &want_dz)] {
+            let row_max = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for c in 0..d {
+                let (gv, wv) = (f(got, r * d + c), want[c]);
+                let ulp = if wv == 0.0 {
+                    0.0
+                } else {
+                    2f64.powi(wv.abs().log2().floor() as i32 - 7)
+                };
+                let err = (gv - wv).abs();
+                assert!(
+                    err <= ulp || err <= row_max * 2f64.powi(-10),
+                    "row {r} col {c}: {gv} vs {wv}"
+                );
+                e2 += err * err;
+                r2 += wv * wv;
+            }
+        }
+    }
+    assert!((e2 / r2).sqrt() <= 2e-3);
+    let (mut de2, mut dr2) = (0.0, 0.0);
+    for c in 0..d {
+        de2 += (dw[c] as f64 - dw64[c]).powi(2);
+        dr2 += dw64[c].powi(2);
+    }
+    assert!(
+        (de2 / dr2).sqrt() <= 1e-5,
+        "dw relative L2 {}",
+        (de2 / dr2).sqrt()
+    );
+}
+
+fn e4m3(b: u8) -> f64 {
+    let (s, e, m) = (
+        if b & 0x80 != 0 { -1.0 } else { 1.0 },
+        ((b >> 3) & 0xF) as i32,
+        (b & 7) as f64,
+    );
+    if e == 0xF && m == 7.0 {
+        return f64::NAN;
+    }
+    s * if e == 0 {
+        m * 2f64.powi(-9)
+    } else {
+        (1.0 + m / 8.0) * 2f64.powi(e - 7)
+    }
+}
+
+#[test]
+fn swiglu_mxfp8_forward_rowwise_and_colwise() {
+    let Some((drv, h)) = setup() else { return };
+    let (m, k) = (256usize, 512usize);
+    let desc = SwigluMxfp8Desc::new(m as i64, k as i64, Orientation::BOTH);
+    let sizes = match cake::swiglu_mxfp8_buffer_sizes(&desc, false) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let mut rng = Rng(42);
+    let input = bf16_vec(&mut rng, m * 2 * k, 3.0, 0.0);
+    let ind = drv.upload(&input).unwrap();
+    let bufs = [
+        sizes.q_bytes,
+        sizes.row_s_bytes,
+        sizes.q_bytes,
+        sizes.col_s_bytes,
+    ]
+    .map(|n| drv.alloc(n).unwrap());
+    let out = Mxfp8Outputs {
+        row_q: bufs[0].ptr(),
+        row_s: bufs[1].ptr(),
+        col_q: bufs[2].ptr(),
+        col_s: bufs[3].ptr(),
+    };
+    unsafe { h.swiglu_mxfp8_forward(&desc, ind.ptr(), out, std::ptr::null_mut()) }
+        .expect("forward");
+    drv.synchronize().unwrap();
+    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
+        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    let yv = |r: usize, c: usize| {
+        let (g, u) = (
+            from_bf16(input[r * 2 * k + c]) as f64,
+            from_bf16(input[r * 2 * k + k + c]) as f64,
+        );
+        from_bf16(to_bf16((g * sigmoid(g) * u) as f32)) as f64
+    };
+    let (mut e2, mut r2, mut gaps) = (0.0, 0.0, 0usize);
+    for r in 0..m {
+        for c in 0..k {
+            let want = yv(r, c);
+            // rowwise: scale of (r, c/32); colwise: the transpose, scale of (c, r/32)
+            let srow = rs[cake::swizzled_scale_offset(r, c / 32, k / 32)] as i32;
+            let scol = cs[cake::swizzled_scale_offset(c, r / 32, m / 32)] as i32;
+            for (q, s) in [(rq[r * k + c], srow), (cq[c * m + r], scol)] {
+                let got = e4m3(q) * 2f64.powi(s - 127);
+                e2 += (got - want).powi(2);
+                r2 += want * want;
+            }
+            let amax = (0..32)
+                .map(|j| yv(r, c / 32 * 32 + j).abs())
+                .fold(0.0, f64::max);
+            let bits = (amax as f32).to_bits() as i64;
+            let want_s = (((bits + 0x001F_0000) >> 23) - 8).max(0) as i32;
+            if (srow - want_s).abs() > 0 {
+                gaps += 1;
+                assert!(
+                    (srow - want_s).abs() <= 1,
+                    "row {r} block {}: scale {srow} vs {want_s}",
+                    c / 32
+                );
+            }
+        }
+    }
+    assert!(gaps <= 64, "{gaps} scale differences");
+    assert!(
+        (e2 / r2).sqrt() <= 0.05,
+        "dequantized relative L2 {}",
+        (e2 / r2).sqrt()
+    );
+}

@@ -1,0 +1,193 @@
+//! Host-only tests: need libcake.so, no GPU and no driver.
+use cake::{
+    Arch, DType, Handle, HandleOptions, NormgateDesc, NormgatePackage, Orientation, Status,
+    SwigluMxfp8Desc,
+};
+
+#[test]
+fn version_matches_header() {
+    let (ma, mi, pa) = cake::version();
+    assert_eq!(
+        (ma, mi, pa),
+        (
+            cake::sys::CAKE_VERSION_MAJOR,
+            cake::sys::CAKE_VERSION_MINOR,
+            cake::sys::CAKE_VERSION_PATCH
+        )
+    );
+}
+
+#[test]
+fn status_names_come_from_the_library() {
+    for v in 0..=11u32 {
+        let s = Status(v);
+        let name = s.name().expect("every cake.h status has a constant");
+        assert_eq!(cake::status_string(s), format!("CAKE_STATUS_{name}"));
+    }
+    assert_eq!(cake::status_string(Status(9999)), "CAKE_STATUS_UNKNOWN");
+    assert_eq!(format!("{:?}", Status(9999)), "Status(9999)");
+    assert_eq!(format!("{:?}", Arch::SM90), "Arch::SM90");
+}
+
+#[test]
+fn bad_options_give_status_and_message() {
+    let e = Handle::with_options(
+        0,
+        HandleOptions {
+            table: None,
+            sm_count: -1,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.status(), Status::INVALID_ARGUMENT);
+    assert_eq!(e.message(), "options.sm_count = -1: must be >= 0");
+    assert_eq!(e.function(), "cake_create_ex");
+    assert_eq!(
+        e.to_string(),
+        "cake_create_ex: CAKE_STATUS_INVALID_ARGUMENT: options.sm_count = -1: must be >= 0"
+    );
+    let e = Handle::with_options(
+        0,
+        HandleOptions {
+            table: Some(Arch(55)),
+            sm_count: 0,
+        },
+    )
+    .unwrap_err();
+    assert!(e.message().starts_with("options.table = 55"), "{e}");
+}
+
+#[test]
+fn create_without_gpu_says_why() {
+    match Handle::new(0) {
+        Ok(h) => {
+            let info = h.device_info().expect("device_info");
+            assert!(info.sm_count > 0);
+            assert_eq!(
+                h.programs().expect("programs").len() as i32,
+                info.program_count
+            );
+        }
+        Err(e) => {
+            assert!(
+                [
+                    Status::DRIVER_UNAVAILABLE,
+                    Status::NO_DEVICE,
+                    Status::ARCH_UNSUPPORTED
+                ]
+                .contains(&e.status()),
+                "{e}"
+            );
+            assert!(!e.message().is_empty());
+        }
+    }
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Handle>();
+}
+
+#[test]
+fn descriptors() {
+    let d = NormgateDesc::new(4096, 128)
+        .package(NormgatePackage::NONDETERMINISTIC)
+        .dw_dtype(DType::F32);
+    let raw = d.as_raw();
+    assert_eq!(
+        raw.struct_size,
+        std::mem::size_of::<cake::sys::cake_normgate_desc>()
+    );
+    assert_eq!((raw.rows, raw.d, raw.x_stride), (4096, 128, 0));
+    assert!((raw.eps - 1e-6).abs() < 1e-12);
+    assert_eq!(
+        (raw.package, raw.dw_dtype),
+        (NormgatePackage::NONDETERMINISTIC.0, DType::F32.0)
+    );
+    assert!(raw.program.is_null());
+    let forced = d.clone().program("sm90.x").expect("program");
+    let name = unsafe { std::ffi::CStr::from_ptr(forced.as_raw().program) };
+    assert_eq!(name.to_str(), Ok("sm90.x"));
+    let e = NormgateDesc::new(1, 8)
+        .program("a\0b")
+        .err()
+        .expect("NUL is rejected");
+    assert_eq!(e.status(), Status::INVALID_ARGUMENT);
+}
+
+#[test]
+fn swiglu_sizes_and_layout() {
+    let s = cake::swiglu_mxfp8_expected_sizes(256, 512, false);
+    assert_eq!(
+        (s.out_cols, s.q_bytes, s.row_s_bytes, s.col_s_bytes),
+        (512, 256 * 512, 4096, 4096)
+    );
+    // SPEC-swiglu-mxfp8.md worked examples (M=256, K=512, forward).
+    assert_eq!(cake::swizzled_scale_offset(161, 300 / 32, 512 / 32), 3093);
+    assert_eq!(cake::swizzled_scale_offset(300, 200 / 32, 256 / 32), 2758);
+    let desc = SwigluMxfp8Desc::new(256, 512, Orientation::BOTH);
+    match cake::swiglu_mxfp8_buffer_sizes(&desc, false) {
+        Ok(got) => {
+            assert!(cake::library_has("cake_swiglu_mxfp8_buffer_sizes"));
+            for (m, k) in [(128, 128), (384, 640), (1024, 7168)] {
+                for bwd in [false, true] {
+                    let d = SwigluMxfp8Desc::new(m, k, Orientation::BOTH);
+                    assert_eq!(
+                        cake::swiglu_mxfp8_buffer_sizes(&d, bwd).expect("sizes"),
+                        cake::swiglu_mxfp8_expected_sizes(m, k, bwd)
+                    );
+                }
+            }
+            assert_eq!(got, s);
+            let e = cake::swiglu_mxfp8_buffer_sizes(
+                &SwigluMxfp8Desc::new(100, 128, Orientation::ROWWISE),
+                false,
+            )
+            .unwrap_err();
+            assert!(
+                [Status::UNSUPPORTED_SHAPE, Status::INVALID_ARGUMENT].contains(&e.status()),
+                "{e}"
+            );
+            assert!(!e.message().is_empty());
+        }
+        Err(e) => {
+            assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}");
+            assert!(!cake::library_has("cake_swiglu_mxfp8_buffer_sizes"));
+            eprintln!("skipped: {e}");
+        }
+    }
+}
+
+#[test]
+fn library_reports_its_exports() {
+    assert!(cake::library_has("cake_version"));
+    assert!(cake::library_has("cake_normgate_forward"));
+    assert!(!cake::library_has("cake_no_such_function"));
+}
+
+#[test]
+fn program_tables() {
+    for arch in [Arch::SM90, Arch::SM100, Arch::SM103, Arch::SM107] {
+        let programs = match cake::table_programs(arch) {
+            Ok(p) => p,
+            Err(e) => {
+                assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}");
+                eprintln!("skipped: {e}");
+                return;
+            }
+        };
+        let routes = cake::table_routes(arch).expect("routes");
+        assert!(!programs.is_empty() && !routes.is_empty(), "{arch:?}");
+        for r in &routes {
+            assert!(
+                programs.iter().any(|p| p.name == r.program),
+                "{arch:?}: route to {}",
+                r.program
+            );
+        }
+    }
+    let e = cake::table_programs(Arch(55)).unwrap_err();
+    assert_eq!(e.status(), Status::INVALID_ARGUMENT);
+    assert!(!e.message().is_empty());
+}
