@@ -28,7 +28,8 @@ CMAKE_FORMAT_PINS=(
   "six==1.17.0"                         # required by cmakelang
   "pyyaml==6.0.3"                       # cmakelang[yaml]: to read .cmake-format.yaml configs
 )
-APT_PKGS=(libcmocka-dev doxygen pkg-config ninja-build cmake g++ bindgen libclang1-14 libclang-common-14-dev)
+APT_PKGS=(libcmocka-dev doxygen pkg-config ninja-build cmake g++ bindgen libclang1-14 libclang-common-14-dev
+  clang-14 libclang-rt-14-dev)  # clang: the libFuzzer/ASan/UBSan and ThreadSanitizer builds
 
 log() { echo "install-deps.sh: $*" >&2; }
 die() { echo "install-deps.sh: error: $*" >&2; exit 1; }

@@ -7,9 +7,9 @@
 // distance 1, 2, 4, ... (a+b and b+a are the same bits); one that stages leaves in shared memory
 // runs the same levels there.
 // All roundings are explicit (__f*_rn) so that no contraction changes them between programs;
-// rstd is the correctly rounded reciprocal square root. The gate uses the SFU's ex2.approx and
-// rcp.approx (two MUFU instructions instead of a 20-instruction libm path: the kernels are
-// memory-bound only if the arithmetic stays this lean). Their results are a fixed function of the
+// rstd uses the SFU's rsqrt.approx and the gate its ex2.approx and rcp.approx (one MUFU each
+// instead of libm sequences with slow paths: the kernels are memory-bound only if the arithmetic
+// stays this lean). Their results are a fixed function of the
 // input on a given architecture; that they are the same function on sm_90 and sm_100 (what the
 // deterministic package's "same dw on an H200 and a B200" rests on) is the assumption the
 // SwiGLU + MXFP8 spec also makes of ex2.approx, and is checked on the H200 only.
@@ -53,23 +53,25 @@ __device__ __forceinline__ float group_max(float v, unsigned mask) {
   return v;
 }
 
-// Lane mask of the kLanes-lane group holding this lane.
+// Shuffle mask for a group's reductions: the whole warp. Every program runs its shuffles with
+// all 32 lanes converged (loops and the overflow branch are warp-uniform), and xor distances
+// below kLanes never leave the group; a partial mask would make the compiler emit collective
+// (WARPSYNC/ENDCOLLECTIVE) sequences around every shuffle.
 template <int kLanes>
 __device__ __forceinline__ unsigned group_mask() {
-  if constexpr (kLanes >= 32) {
-    return 0xffffffffu;
-  } else {
-    const unsigned base = (threadIdx.x & 31u) & ~unsigned(kLanes - 1);
-    return ((1u << kLanes) - 1u) << base;
-  }
+  static_assert(kLanes >= 1 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0, "group lanes");
+  return 0xffffffffu;
 }
 
 // 1/d, once per thread: the mean is sum * (1/d) (a multiply, not the division's slow path).
 __device__ __forceinline__ float inverse_width(int d) { return __frcp_rn(static_cast<float>(d)); }
 
-// 1/sqrt(sumsq * (1/d) + eps), each step rounded once.
+// 1/sqrt(sumsq * (1/d) + eps): the mean rounded once, then the SFU's rsqrt (one MUFU instead
+// of the correctly rounded sequence and its slow path, which every lane of a row repeats).
 __device__ __forceinline__ float rstd_from_sumsq(float sumsq, float inv_d, float eps) {
-  return __frsqrt_rn(__fadd_rn(__fmul_rn(sumsq, inv_d), eps));
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__fadd_rn(__fmul_rn(sumsq, inv_d), eps)));
+  return r;
 }
 
 // When sum(x^2) overflows FP32 for a finite row, the row is scaled by a power of two s with

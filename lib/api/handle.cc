@@ -6,6 +6,7 @@
 #include <new>
 
 #include "api/struct_size.h"
+#include "api/validate.h"
 #include "error/error.h"
 
 namespace cake {
@@ -138,10 +139,11 @@ CAKE_API cake_status_t cake_create_ex(cake_handle_t *handle, int device_ordinal,
     CAKE_TRY(read_struct("options", options, options->struct_size,
                          offsetof(cake_handle_options, sm_count) + sizeof(int32_t), &opts,
                          sizeof opts));
-    if (opts.table != CAKE_ARCH_NONE && arch_table(opts.table) == nullptr) {
+    const int32_t table = enum_bits(opts.table);
+    if (table != CAKE_ARCH_NONE && arch_table(table) == nullptr) {
       return fail(CAKE_STATUS_INVALID_ARGUMENT,
                   "options.table = %d: not a table (90, 100, 103, 107 or 0 for the device's)",
-                  static_cast<int>(opts.table));
+                  table);
     }
     if (opts.sm_count < 0) {
       return fail(CAKE_STATUS_INVALID_ARGUMENT, "options.sm_count = %d: must be >= 0",

@@ -4,6 +4,36 @@
 
 namespace cake {
 
+cake_status_t check_device_pointer(cake_handle_t handle, const void *ptr, const char *name) {
+  if (ptr == nullptr || handle->drv == nullptr) return CAKE_STATUS_SUCCESS;
+  const Driver &drv = *handle->drv;
+  const CUdeviceptr addr = reinterpret_cast<CUdeviceptr>(ptr);
+  unsigned type = 0;
+  if (drv.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) != CUDA_SUCCESS) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "%s = %p: not memory the CUDA driver knows (pageable host memory?); pass device "
+                "memory of device %d",
+                name, ptr, handle->ordinal);
+  }
+  int managed = 0;
+  drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr);
+  if (managed) return CAKE_STATUS_SUCCESS;
+  if (type != CU_MEMORYTYPE_DEVICE) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "%s = %p: host memory (memory type %u); pass device memory of device %d", name,
+                ptr, type, handle->ordinal);
+  }
+  int ordinal = -1;
+  if (drv.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr) ==
+          CUDA_SUCCESS &&
+      ordinal != handle->ordinal) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "%s = %p: memory of device %d, but this handle serves device %d", name, ptr,
+                ordinal, handle->ordinal);
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
 cake_status_t launch_program(cake_handle_t handle, int program, uint32_t grid, uint32_t block,
                              uint32_t smem_bytes, cake_stream_t stream, void *params) {
   ScopedHandleContext scope;

@@ -104,16 +104,16 @@ cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, 
   CAKE_TRY(check_handle(h));
   CAKE_TRY(read_desc(user, &call->desc));
   cake_normgate_desc &d = call->desc;
-  if (d.package != CAKE_NORMGATE_DETERMINISTIC && d.package != CAKE_NORMGATE_NONDETERMINISTIC) {
+  const int32_t package = enum_bits(d.package), dw_dtype = enum_bits(d.dw_dtype);
+  if (package != CAKE_NORMGATE_DETERMINISTIC && package != CAKE_NORMGATE_NONDETERMINISTIC) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
                 "desc->package = %d: not a cake_normgate_package_t (0 deterministic, 1 "
                 "non-deterministic)",
-                static_cast<int>(d.package));
+                package);
   }
-  if (d.dw_dtype != CAKE_DTYPE_BF16 && d.dw_dtype != CAKE_DTYPE_F32) {
+  if (dw_dtype != CAKE_DTYPE_BF16 && dw_dtype != CAKE_DTYPE_F32) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                "desc->dw_dtype = %d: dw is CAKE_DTYPE_BF16 (1) or CAKE_DTYPE_F32 (2)",
-                static_cast<int>(d.dw_dtype));
+                "desc->dw_dtype = %d: dw is CAKE_DTYPE_BF16 (1) or CAKE_DTYPE_F32 (2)", dw_dtype);
   }
   const uint32_t known = CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP;
   if ((d.flags & ~known) != 0) {
@@ -198,6 +198,11 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
   if (rstd != nullptr && reinterpret_cast<uintptr_t>(rstd) % 4 != 0) {
     return fail(CAKE_STATUS_MISALIGNED, "rstd = %p: must be 4-byte aligned", static_cast<void *>(rstd));
   }
+  const struct {
+    const void *ptr;
+    const char *name;
+  } tensors[] = {{x, "x"}, {z, "z"}, {w, "w"}, {y, "y"}, {rstd, "rstd"}};
+  for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
   const cake_normgate_desc &d = call.desc;
   cake_normgate_params p;
   std::memset(&p, 0, sizeof p);
@@ -262,7 +267,7 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
   if (!skip_dw) CAKE_TRY(check_aligned16(dw, "dw"));
   const int64_t need = workspace_need(handle, call);
   if (need > 0) {
-    if (workspace == nullptr || static_cast<int64_t>(workspace_bytes) < need) {
+    if (workspace == nullptr || workspace_bytes < static_cast<uint64_t>(need)) {
       return fail(CAKE_STATUS_INSUFFICIENT_WORKSPACE,
                   "workspace_bytes = %zu%s: this call (program %s) needs %lld bytes; ask "
                   "cake_normgate_workspace_size()",
@@ -271,6 +276,9 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
     }
     CAKE_TRY(check_aligned16(workspace, "workspace"));
   }
+  for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
+  if (!skip_dw) CAKE_TRY(check_device_pointer(handle, dw, "dw"));
+  if (need > 0) CAKE_TRY(check_device_pointer(handle, workspace, "workspace"));
   cake_normgate_params p;
   std::memset(&p, 0, sizeof p);
   p.x = static_cast<const uint16_t *>(x);

@@ -46,12 +46,13 @@ cake_status_t read_desc(const cake_swiglu_mxfp8_desc *user, int backward,
                 "128x4 scale layout's tile)",
                 static_cast<long long>(d->m), static_cast<long long>(d->k));
   }
-  if (d->orientation != CAKE_MXFP8_ROWWISE && d->orientation != CAKE_MXFP8_COLWISE &&
-      d->orientation != CAKE_MXFP8_BOTH) {
+  const int32_t orientation = enum_bits(d->orientation);
+  if (orientation != CAKE_MXFP8_ROWWISE && orientation != CAKE_MXFP8_COLWISE &&
+      orientation != CAKE_MXFP8_BOTH) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
                 "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
                 "least one orientation must be enabled",
-                static_cast<int>(d->orientation));
+                orientation);
   }
   *form = form_of(backward != 0, d->orientation);
   SwigluMxfp8Sizes sizes;
@@ -93,8 +94,15 @@ cake_status_t prepare(cake_handle_t h, const cake_swiglu_mxfp8_desc *user, int b
     }
     call->program = call->route->program;
   }
-  call->launch = swiglu_mxfp8_launch_shape(table.programs[call->program], call->desc.m,
-                                           call->desc.k, h->sm_count);
+  const cake_program_desc &prog = table.programs[call->program];
+  const int64_t tiles = swiglu_mxfp8_tiles(prog, call->desc.m, call->desc.k);
+  if (tiles < 1 || tiles > INT32_MAX) {
+    return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                "desc->m = %lld, desc->k = %lld: %lld CTA tiles for program %s; at most %d",
+                static_cast<long long>(call->desc.m), static_cast<long long>(call->desc.k),
+                static_cast<long long>(tiles), prog.name, INT32_MAX);
+  }
+  call->launch = swiglu_mxfp8_launch_shape(prog, call->desc.m, call->desc.k, h->sm_count);
   return CAKE_STATUS_SUCCESS;
 }
 
@@ -125,6 +133,13 @@ cake_status_t run(cake_handle_t handle, const cake_swiglu_mxfp8_desc *desc, int 
     CAKE_TRY(check_aligned16(col_q, "col_q"));
     CAKE_TRY(check_aligned16(col_s, "col_s"));
   }
+  const struct {
+    const void *ptr;
+    const char *name;
+  } tensors[] = {{in, "in"},         {backward ? grad : nullptr, "grad"},
+                 {rows ? row_q : nullptr, "row_q"}, {rows ? row_s : nullptr, "row_s"},
+                 {cols ? col_q : nullptr, "col_q"}, {cols ? col_s : nullptr, "col_s"}};
+  for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
   const cake_program_desc &prog = handle->table->programs[call.program];
   cake_swiglu_mxfp8_params p;
   if (!swiglu_mxfp8_fill_params(prog, call.desc.m, call.desc.k, in, backward ? grad : nullptr,

@@ -3,17 +3,19 @@
 #include <cstring>
 
 #include "api/struct_size.h"
+#include "api/validate.h"
 #include "error/error.h"
 #include "router/tables.h"
 
 namespace cake {
 namespace {
 
-cake_status_t find_table(cake_arch_t arch, const ArchTable **out) {
-  *out = arch_table(arch);
+cake_status_t find_table(const cake_arch_t &arch, const ArchTable **out) {
+  const int32_t value = enum_bits(arch);
+  *out = arch_table(value);
   if (*out == nullptr) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                "table = %d: not an architecture table (90, 100, 103 or 107)", static_cast<int>(arch));
+                "table = %d: not an architecture table (90, 100, 103 or 107)", value);
   }
   return CAKE_STATUS_SUCCESS;
 }

@@ -4,7 +4,19 @@
 
 #include "cake.h"
 
+#include <string.h>
+
 namespace cake {
+
+// The bits of an enum field a caller filled in: compared as an integer, since a value outside
+// the enumeration must not be loaded as the enum type (undefined behaviour in C++).
+template <class E>
+inline int32_t enum_bits(const E &field) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums of this ABI are 32-bit");
+  int32_t v;
+  memcpy(&v, &field, sizeof v);
+  return v;
+}
 
 cake_status_t check_not_null(const void *ptr, const char *name);
 // 16-byte alignment of a device pointer (every program loads 16-byte vectors).

@@ -57,9 +57,9 @@ const ArchTable *arch_tables(int *count) {
   return kTables;
 }
 
-const ArchTable *arch_table(cake_arch_t arch) {
+const ArchTable *arch_table(int32_t arch) {
   for (const ArchTable &t : kTables) {
-    if (t.arch == arch) return &t;
+    if (static_cast<int32_t>(t.arch) == arch) return &t;
   }
   return nullptr;
 }

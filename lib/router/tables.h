@@ -18,6 +18,7 @@ struct ArchTable {
 
 // Every table the library ships, oldest first.
 const ArchTable *arch_tables(int *count);
-const ArchTable *arch_table(cake_arch_t arch);
+// `arch` as an integer: callers pass values they were given, possibly outside the enumeration.
+const ArchTable *arch_table(int32_t arch);
 
 }  // namespace cake

@@ -318,6 +318,11 @@ static void test_forward_rejects_without_writing(void **) {
   desc.y_stride = 0;
   assert_int_equal(cake_normgate_forward(g_handle, &desc, x.ptr, z.ptr, w.ptr, y.ptr + 1, nullptr, nullptr),
                    CAKE_STATUS_MISALIGNED);
+  // Pageable host memory is refused by name, not handed to the kernel.
+  std::vector<uint16_t> host_x(4096);
+  assert_int_equal(cake_normgate_forward(g_handle, &desc, host_x.data(), z.ptr, w.ptr, y.ptr, nullptr, nullptr),
+                   CAKE_STATUS_INVALID_ARGUMENT);
+  assert_non_null(std::strstr(cake_last_error_message(), "x = "));
   CUDA_OK(cudaDeviceSynchronize());
   for (uint16_t v : y.download()) assert_int_equal(v, 0xffff);
 }
