@@ -32,7 +32,7 @@ typedef struct cake_normgate_params {
   int64_t num_blocks;     /* ceil(rows / rows_per_block) */
   int32_t d;
   float eps;
-  int32_t packed;   /* 1 when x and z rows are contiguous (stride == d): bulk L2 prefetch allowed */
+  int32_t packed;   /* 1 when x, z (and dy) rows are contiguous (stride == d): bulk L2 prefetch allowed */
   int32_t dw_f32;   /* 1: dw is fp32, 0: bf16 */
   int32_t dw_flags; /* CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP */
   int32_t reserved;
