@@ -116,13 +116,7 @@ using namespace cake;
 
 extern "C" {
 
-CAKE_API cake_status_t cake_handle_options_init(cake_handle_options *options) {
-  clear_error();
-  if (options == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "options: must not be NULL");
-  std::memset(options, 0, sizeof *options);
-  options->struct_size = sizeof *options;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_handle_options_init(cake_handle_options *options) { return init_struct(options, "options"); }
 
 CAKE_API cake_status_t cake_create(cake_handle_t *handle, int device_ordinal) {
   return cake_create_ex(handle, device_ordinal, nullptr);
@@ -170,13 +164,7 @@ CAKE_API cake_status_t cake_destroy(cake_handle_t handle) {
   return CAKE_STATUS_SUCCESS;
 }
 
-CAKE_API cake_status_t cake_device_info_init(cake_device_info *info) {
-  clear_error();
-  if (info == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "info: must not be NULL");
-  std::memset(info, 0, sizeof *info);
-  info->struct_size = sizeof *info;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_device_info_init(cake_device_info *info) { return init_struct(info, "info"); }
 
 CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info *info) {
   clear_error();
@@ -198,13 +186,7 @@ CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info 
   return write_struct("info", info, &out, sizeof out);
 }
 
-CAKE_API cake_status_t cake_program_info_init(cake_program_info *info) {
-  clear_error();
-  if (info == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "info: must not be NULL");
-  std::memset(info, 0, sizeof *info);
-  info->struct_size = sizeof *info;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_program_info_init(cake_program_info *info) { return init_struct(info, "info"); }
 
 CAKE_API int cake_program_count(cake_handle_t handle) {
   if (check_handle(handle) != CAKE_STATUS_SUCCESS) return -1;

@@ -137,6 +137,23 @@ int64_t workspace_need(cake_handle_t h, const NormgateCall &call) {
                                   (call.desc.flags & CAKE_NORMGATE_DW_SKIP) != 0);
 }
 
+typedef cake_status_t (*PrepareFn)(cake_handle_t, const cake_normgate_desc *, NormgateCall *);
+
+void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out);
+
+// The *_query entry points: prepare as the call would, then describe the choice.
+cake_status_t query(cake_handle_t h, const cake_normgate_desc *desc, PrepareFn prepare,
+                    cake_program_info *info) {
+  clear_error();
+  NormgateCall call;
+  CAKE_TRY(prepare(h, desc, &call));
+  CAKE_TRY(check_not_null(info, "info"));
+  cake_program_info out;
+  cake_program_info_init(&out);
+  fill_info(h, call, &out);
+  return write_struct("info", info, &out, sizeof out);
+}
+
 void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out) {
   const cake_program_desc &prog = h->table->programs[call.program];
   std::snprintf(out->name, sizeof out->name, "%s", prog.name);
@@ -158,10 +175,7 @@ using namespace cake;
 extern "C" {
 
 CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc) {
-  clear_error();
-  if (desc == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc: must not be NULL");
-  std::memset(desc, 0, sizeof *desc);
-  desc->struct_size = sizeof *desc;
+  CAKE_TRY(init_struct(desc, "desc"));
   desc->eps = 1e-6f;
   desc->package = CAKE_NORMGATE_DETERMINISTIC;
   desc->dw_dtype = CAKE_DTYPE_BF16;
@@ -171,14 +185,7 @@ CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc) {
 CAKE_API cake_status_t cake_normgate_forward_query(cake_handle_t handle,
                                                    const cake_normgate_desc *desc,
                                                    cake_program_info *info) {
-  clear_error();
-  NormgateCall call;
-  CAKE_TRY(prepare_forward(handle, desc, &call));
-  CAKE_TRY(check_not_null(info, "info"));
-  cake_program_info out;
-  cake_program_info_init(&out);
-  fill_info(handle, call, &out);
-  return write_struct("info", info, &out, sizeof out);
+  return query(handle, desc, prepare_forward, info);
 }
 
 CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_normgate_desc *desc,
@@ -237,14 +244,7 @@ CAKE_API cake_status_t cake_normgate_workspace_size(cake_handle_t handle,
 CAKE_API cake_status_t cake_normgate_backward_query(cake_handle_t handle,
                                                     const cake_normgate_desc *desc,
                                                     cake_program_info *info) {
-  clear_error();
-  NormgateCall call;
-  CAKE_TRY(prepare_backward(handle, desc, &call));
-  CAKE_TRY(check_not_null(info, "info"));
-  cake_program_info out;
-  cake_program_info_init(&out);
-  fill_info(handle, call, &out);
-  return write_struct("info", info, &out, sizeof out);
+  return query(handle, desc, prepare_backward, info);
 }
 
 CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_normgate_desc *desc,

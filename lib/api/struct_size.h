@@ -4,7 +4,10 @@
 #pragma once
 #include <stddef.h>
 
+#include <string.h>
+
 #include "cake.h"
+#include "error/error.h"
 
 namespace cake {
 
@@ -16,5 +19,16 @@ cake_status_t read_struct(const char *what, const void *src, size_t src_size, si
 // Copy this library's `src` out into the caller's struct, up to the caller's struct_size;
 // the caller's struct_size is kept.
 cake_status_t write_struct(const char *what, void *dst, const void *src, size_t src_size);
+
+// The body of every *_init function: zero the struct, set its struct_size (defaults that are not
+// zero are set by the caller afterwards). Clears the thread's error message first.
+template <class T>
+cake_status_t init_struct(T *s, const char *name) {
+  clear_error();
+  if (s == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "%s: must not be NULL", name);
+  memset(s, 0, sizeof *s);
+  s->struct_size = sizeof *s;
+  return CAKE_STATUS_SUCCESS;
+}
 
 }  // namespace cake

@@ -160,21 +160,12 @@ using namespace cake;
 extern "C" {
 
 CAKE_API cake_status_t cake_swiglu_mxfp8_desc_init(cake_swiglu_mxfp8_desc *desc) {
-  clear_error();
-  if (desc == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc: must not be NULL");
-  std::memset(desc, 0, sizeof *desc);
-  desc->struct_size = sizeof *desc;
+  CAKE_TRY(init_struct(desc, "desc"));
   desc->orientation = CAKE_MXFP8_ROWWISE;
   return CAKE_STATUS_SUCCESS;
 }
 
-CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes) {
-  clear_error();
-  if (sizes == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "sizes: must not be NULL");
-  std::memset(sizes, 0, sizeof *sizes);
-  sizes->struct_size = sizeof *sizes;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes) { return init_struct(sizes, "sizes"); }
 
 CAKE_API cake_status_t cake_swiglu_mxfp8_buffer_sizes(const cake_swiglu_mxfp8_desc *desc,
                                                       int backward,

@@ -38,21 +38,9 @@ using namespace cake;
 
 extern "C" {
 
-CAKE_API cake_status_t cake_table_program_init(cake_table_program *program) {
-  clear_error();
-  if (program == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "program: must not be NULL");
-  std::memset(program, 0, sizeof *program);
-  program->struct_size = sizeof *program;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_table_program_init(cake_table_program *program) { return init_struct(program, "program"); }
 
-CAKE_API cake_status_t cake_table_route_init(cake_table_route *route) {
-  clear_error();
-  if (route == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "route: must not be NULL");
-  std::memset(route, 0, sizeof *route);
-  route->struct_size = sizeof *route;
-  return CAKE_STATUS_SUCCESS;
-}
+CAKE_API cake_status_t cake_table_route_init(cake_table_route *route) { return init_struct(route, "route"); }
 
 CAKE_API cake_status_t cake_table_counts(cake_arch_t table, int32_t *programs, int32_t *routes) {
   clear_error();

@@ -59,6 +59,40 @@ inline int gpu_usable(char *why, size_t len) {
     }                                                                  \
   } while (0)
 
+// The handle of device 0 and, on an sm_90 device, handles for the sm100, sm103 and sm107 tables
+// (their programs compiled for sm_90: the cross-check images), so every program's arithmetic
+// runs here. Returns 0 without a GPU (each test then skips), -1 on a failure (printed).
+inline int open_handles(cake_handle_t *main, std::vector<cake_handle_t> *cross) {
+  char why[256];
+  if (!gpu_usable(why, sizeof why)) return 0;
+  if (cake_create(main, 0) != CAKE_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cake_create: %s\n", cake_last_error_message());
+    return -1;
+  }
+  cake_device_info info;
+  cake_device_info_init(&info);
+  if (cake_device_query(*main, &info) != CAKE_STATUS_SUCCESS) return -1;
+  if (info.cc_major != 9) return 0;
+  for (cake_arch_t t : {CAKE_ARCH_SM100, CAKE_ARCH_SM103, CAKE_ARCH_SM107}) {
+    cake_handle_options o;
+    cake_handle_options_init(&o);
+    o.table = t;
+    cake_handle_t h = nullptr;
+    if (cake_create_ex(&h, 0, &o) != CAKE_STATUS_SUCCESS) {
+      std::fprintf(stderr, "cake_create_ex(table %d): %s\n", (int)t, cake_last_error_message());
+      return -1;
+    }
+    cross->push_back(h);
+  }
+  return 0;
+}
+
+inline void close_handles(cake_handle_t main, std::vector<cake_handle_t> *cross) {
+  for (cake_handle_t h : *cross) cake_destroy(h);
+  cross->clear();
+  cake_destroy(main);
+}
+
 inline std::mt19937_64 &rng() {
   static std::mt19937_64 gen([] {
     const char *env = std::getenv("CAKE_TEST_SEED");

@@ -204,29 +204,10 @@ int for_each_program(cake_handle_t h, const Inputs &in, Run run, const Outputs &
 
 }  // namespace
 
-static int setup(void **) {
-  char why[256];
-  if (!cake_test::gpu_usable(why, sizeof why)) return 0;
-  if (cake_create(&g_handle, 0) != CAKE_STATUS_SUCCESS) return -1;
-  cake_device_info info;
-  cake_device_info_init(&info);
-  cake_device_query(g_handle, &info);
-  if (info.cc_major == 9) {
-    for (cake_arch_t t : {CAKE_ARCH_SM100, CAKE_ARCH_SM103, CAKE_ARCH_SM107}) {
-      cake_handle_options o;
-      cake_handle_options_init(&o);
-      o.table = t;
-      cake_handle_t h = nullptr;
-      if (cake_create_ex(&h, 0, &o) != CAKE_STATUS_SUCCESS) return -1;
-      g_cross.push_back(h);
-    }
-  }
-  return 0;
-}
+static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
 
 static int teardown(void **) {
-  for (cake_handle_t h : g_cross) cake_destroy(h);
-  cake_destroy(g_handle);
+  cake_test::close_handles(g_handle, &g_cross);
   return 0;
 }
 

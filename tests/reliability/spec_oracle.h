@@ -342,8 +342,12 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
                !stride_ok(q.dz_stride, desc.dz_stride))) {
     return "dy/dx/dz stride";
   }
-  const bool packed = (q.x_stride == desc.d && q.z_stride == desc.d);
-  if (q.packed != (packed ? 1 : 0)) return fmt("packed = %d for x/z strides %lld/%lld", q.packed, (long long)q.x_stride, (long long)q.z_stride);
+  // Packed: every row tensor the bulk prefetch may touch is contiguous (x, z; dy too backward).
+  const bool packed = q.x_stride == desc.d && q.z_stride == desc.d && (fwd || q.dy_stride == desc.d);
+  if (q.packed != (packed ? 1 : 0)) {
+    return fmt("packed = %d for x/z/dy strides %lld/%lld/%lld", q.packed, (long long)q.x_stride,
+               (long long)q.z_stride, (long long)q.dy_stride);
+  }
   if (q.x != p.x || q.z != p.z || q.w != p.w) return "x/z/w pointers differ from the call's";
   if (fwd) {
     if (q.y != p.y || q.rstd != p.rstd) return "y/rstd pointers differ";
