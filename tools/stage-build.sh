@@ -11,6 +11,7 @@ cp -a "$src"/lib/libcake.so* "$dst/lib/"
 cp -a "$src"/deps/. "$dst/deps/"
 find "$src/tests" -maxdepth 2 -type f -name 'test_*' -perm -u+x -exec cp {} "$dst/tests/" \;
 [[ -f "$src/examples/cake_demo" ]] && cp "$src/examples/cake_demo" "$dst/examples/"
+[[ -f "$src/tools/cake-info/cake-info" ]] && mkdir -p "$dst/bin" && cp "$src/tools/cake-info/cake-info" "$dst/bin/"
 find "$src/bench" -maxdepth 1 -type f -perm -u+x -exec cp {} "$dst/bench/" \; 2>/dev/null || true
 [[ "${CAKE_STAGE_FATBINS:-0}" == 1 ]] && cp "$src"/fatbins/*.fatbin "$dst/fatbins/"
 true
