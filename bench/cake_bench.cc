@@ -405,6 +405,29 @@ class Bench {
   std::vector<AbRow> ab_rows_;
   std::vector<RouteRow> route_rows_;
   std::string date_;
+
+  // One routing-check row from the timings of every serving program, the routed one last.
+  void record_route(RouteRow rr, const std::vector<const char *> &progs,
+                    const std::vector<Stat> &st, const std::string &err) {
+    if (st.empty()) {
+      rr.status = "error";
+      rr.note = err;
+      std::printf("error: %s\n", err.c_str());
+      route_rows_.push_back(rr);
+      return;
+    }
+    for (size_t i = 0; i < progs.size(); ++i) {
+      rr.programs.push_back({progs[i], st[i]});
+      if (rr.fastest_us < 0 || st[i].median_us < rr.fastest_us) {
+        rr.fastest_us = st[i].median_us;
+        rr.fastest = progs[i];
+      }
+    }
+    rr.routed_us = st.back().median_us;
+    std::printf("routed %s %.3f us, fastest %s %.3f us%s\n", rr.routed.c_str(), rr.routed_us,
+                rr.fastest.c_str(), rr.fastest_us, rr.flagged() ? "  <-- ROUTING >3% SLOWER" : "");
+    route_rows_.push_back(rr);
+  }
 };
 
 bool Bench::setup() {
@@ -928,24 +951,7 @@ void Bench::routing_normgate(const NgShape &s) {
     items.push_back(routed);
     wl.fresh_inputs(next_seed(), timer_.stream());
     const std::vector<Stat> st = timer_.measure(items, o_.routing_method, &err);
-    if (st.empty()) {
-      rr.status = "error";
-      rr.note = err;
-      std::printf("error: %s\n", err.c_str());
-      route_rows_.push_back(rr);
-      continue;
-    }
-    for (size_t i = 0; i < progs.size(); ++i) {
-      rr.programs.push_back({progs[i], st[i]});
-      if (rr.fastest_us < 0 || st[i].median_us < rr.fastest_us) {
-        rr.fastest_us = st[i].median_us;
-        rr.fastest = progs[i];
-      }
-    }
-    rr.routed_us = st.back().median_us;
-    std::printf("routed %s %.3f us, fastest %s %.3f us%s\n", rr.routed.c_str(), rr.routed_us,
-                rr.fastest.c_str(), rr.fastest_us, rr.flagged() ? "  <-- ROUTING >3% SLOWER" : "");
-    route_rows_.push_back(rr);
+    record_route(rr, progs, st, err);
   }
 }
 
@@ -1144,24 +1150,7 @@ void Bench::routing_swiglu(const SwShape &s) {
     items.push_back(routed);
     wl.fresh_inputs(next_seed(), o_.block_exp, timer_.stream());
     const std::vector<Stat> st = timer_.measure(items, o_.routing_method, &err);
-    if (st.empty()) {
-      rr.status = "error";
-      rr.note = err;
-      std::printf("error: %s\n", err.c_str());
-      route_rows_.push_back(rr);
-      continue;
-    }
-    for (size_t i = 0; i < progs.size(); ++i) {
-      rr.programs.push_back({progs[i], st[i]});
-      if (rr.fastest_us < 0 || st[i].median_us < rr.fastest_us) {
-        rr.fastest_us = st[i].median_us;
-        rr.fastest = progs[i];
-      }
-    }
-    rr.routed_us = st.back().median_us;
-    std::printf("routed %s %.3f us, fastest %s %.3f us%s\n", rr.routed.c_str(), rr.routed_us,
-                rr.fastest.c_str(), rr.fastest_us, rr.flagged() ? "  <-- ROUTING >3% SLOWER" : "");
-    route_rows_.push_back(rr);
+    record_route(rr, progs, st, err);
   }
 }
 
