@@ -12,6 +12,7 @@
 
 #include "../host/cmocka_cxx.h"
 #include "cake.h"
+#include "normgate_ref.h"
 
 #define CUDA_OK(call)                                                                    \
   do {                                                                                   \
@@ -104,6 +105,14 @@ inline std::mt19937_64 &rng() {
     return seed;
   }());
   return gen;
+}
+
+// n BF16 values drawn from offset + scale * N(0, 1), fresh from the test's generator.
+inline std::vector<uint16_t> random_bf16(size_t n, float scale, float offset = 0.0f) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<uint16_t> v(n);
+  for (auto &e : v) e = float_to_bf16_rne(offset + scale * dist(rng()));
+  return v;
 }
 
 // A device allocation poisoned with `poison_byte` (0xff: BF16 NaN, FP32 NaN), freed on scope

@@ -17,12 +17,7 @@ cake_handle_t g_handle = nullptr;
 
 uint16_t bf16(float f) { return cake_test::float_to_bf16_rne(f); }
 
-std::vector<uint16_t> random_bf16(size_t n, float scale, float offset = 0.0f) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<uint16_t> v(n);
-  for (auto &e : v) e = bf16(offset + scale * dist(cake_test::rng()));
-  return v;
-}
+using cake_test::random_bf16;
 
 struct Case {
   int64_t rows;
