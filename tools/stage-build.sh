@@ -10,6 +10,8 @@ mkdir -p "$dst/lib" "$dst/tests" "$dst/deps" "$dst/examples" "$dst/bench" "$dst/
 cp -a "$src"/lib/libcake.so* "$dst/lib/"
 cp -a "$src"/deps/. "$dst/deps/"
 find "$src/tests" -maxdepth 2 -type f -name 'test_*' -perm -u+x -exec cp {} "$dst/tests/" \;
+[[ -x "$src/tests/reliability/cake_sanitize_driver" ]] &&
+  cp "$src/tests/reliability/cake_sanitize_driver" "$dst/tests/"
 [[ -f "$src/examples/cake_demo" ]] && cp "$src/examples/cake_demo" "$dst/examples/"
 [[ -f "$src/tools/cake-info/cake-info" ]] && mkdir -p "$dst/bin" && cp "$src/tools/cake-info/cake-info" "$dst/bin/"
 find "$src/bench" -maxdepth 1 -type f -perm -u+x -exec cp {} "$dst/bench/" \; 2>/dev/null || true
