@@ -406,6 +406,31 @@ class Bench {
   std::vector<RouteRow> route_rows_;
   std::string date_;
 
+  // One interleaved A/B row: the ratio of round medians A/B, its median and range.
+  void record_ab(const std::string &family, const std::string &op, const std::string &shape,
+                 const std::string &package, const std::string &label_a,
+                 const std::string &label_b, const std::vector<Stat> &st) {
+    AbRow ab;
+    ab.family = family;
+    ab.op = op;
+    ab.shape = shape;
+    ab.package = package;
+    ab.a = two_libs_ ? lib_a_.path + " (" + label_a + ")" : label_a;
+    ab.b = two_libs_ ? lib_b_.path + " (" + label_b + ")" : label_b;
+    ab.ta = st[0];
+    ab.tb = st[1];
+    std::vector<double> ratios;
+    for (size_t i = 0; i < st[0].round_medians_us.size(); ++i) {
+      ratios.push_back(st[0].round_medians_us[i] / st[1].round_medians_us[i]);
+    }
+    ab.ratio = median_of(ratios);
+    ab.ratio_lo = *std::min_element(ratios.begin(), ratios.end());
+    ab.ratio_hi = *std::max_element(ratios.begin(), ratios.end());
+    std::printf("A %.3f us  B %.3f us  A/B %.4f [%.4f, %.4f]\n", st[0].median_us,
+                st[1].median_us, ab.ratio, ab.ratio_lo, ab.ratio_hi);
+    ab_rows_.push_back(ab);
+  }
+
   // One routing-check row from the timings of every serving program, the routed one last.
   void record_route(RouteRow rr, const std::vector<const char *> &progs,
                     const std::vector<Stat> &st, const std::string &err) {
@@ -826,25 +851,7 @@ void Bench::normgate_shape(const NgShape &s) {
         continue;
       }
       if (o_.ab_mode()) {
-        AbRow ab;
-        ab.family = "normgate";
-        ab.op = opname;
-        ab.shape = s.name();
-        ab.package = r.package;
-        ab.a = two_libs_ ? lib_a_.path + " (" + label_a + ")" : label_a;
-        ab.b = two_libs_ ? lib_b_.path + " (" + label_b + ")" : label_b;
-        ab.ta = st[0];
-        ab.tb = st[1];
-        std::vector<double> ratios;
-        for (size_t i = 0; i < st[0].round_medians_us.size(); ++i) {
-          ratios.push_back(st[0].round_medians_us[i] / st[1].round_medians_us[i]);
-        }
-        ab.ratio = median_of(ratios);
-        ab.ratio_lo = *std::min_element(ratios.begin(), ratios.end());
-        ab.ratio_hi = *std::max_element(ratios.begin(), ratios.end());
-        std::printf("A %.3f us  B %.3f us  A/B %.4f [%.4f, %.4f]\n", st[0].median_us,
-                    st[1].median_us, ab.ratio, ab.ratio_lo, ab.ratio_hi);
-        ab_rows_.push_back(ab);
+        record_ab("normgate", opname, s.name(), r.package, label_a, label_b, st);
         r.time = st[0];
       } else {
         r.time = st[0];
@@ -1078,25 +1085,7 @@ void Bench::swiglu_shape(const SwShape &s) {
     }
     r.time = st[0];
     if (o_.ab_mode()) {
-      AbRow ab;
-      ab.family = "swiglu";
-      ab.op = f.name();
-      ab.shape = s.name();
-      ab.package = "-";
-      ab.a = two_libs_ ? lib_a_.path + " (" + label_a + ")" : label_a;
-      ab.b = two_libs_ ? lib_b_.path + " (" + label_b + ")" : label_b;
-      ab.ta = st[0];
-      ab.tb = st[1];
-      std::vector<double> ratios;
-      for (size_t i = 0; i < st[0].round_medians_us.size(); ++i) {
-        ratios.push_back(st[0].round_medians_us[i] / st[1].round_medians_us[i]);
-      }
-      ab.ratio = median_of(ratios);
-      ab.ratio_lo = *std::min_element(ratios.begin(), ratios.end());
-      ab.ratio_hi = *std::max_element(ratios.begin(), ratios.end());
-      std::printf("A %.3f us  B %.3f us  A/B %.4f [%.4f, %.4f]\n", st[0].median_us,
-                  st[1].median_us, ab.ratio, ab.ratio_lo, ab.ratio_hi);
-      ab_rows_.push_back(ab);
+      record_ab("swiglu", f.name(), s.name(), "-", label_a, label_b, st);
     } else {
       if (with_limit) r.limit = st[1];
       std::printf("%9.3f us (%s, spread %.1f%%)  limit %s us  %s of limit\n", r.time.median_us,
