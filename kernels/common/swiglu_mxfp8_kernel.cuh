@@ -50,7 +50,17 @@
 //                      (createpolicy.fractional, 1.0): streamed once, let L2 drop it first
 //   sigmoid_form     0 exact, 1 fast, 2 packed f32x2 (sm_100+, scalar elsewhere); see
 //                    swiglu_sigmoid.cuh
-//   band_form        0 inline branch, 1 out-of-line call, 2 flagged-pair loop (ignored for 0)
+//   band_form        0 inline branch, 1 out-of-line call, 2 flagged-pair loop, 3 group guard
+//                    (one running max per 16-gate group, the whole group refixed when hit;
+//                    ignored for sigmoid form 0)
+//   pipeline         (optional, default 0) 0: each tile's loads issued at the tile's start;
+//                    1: the next tile's loads issued row by row as soon as the current tile's
+//                    row has been computed, so they fly during the rest of phase 1 and phase 2
+//   group_rows       (optional, default 0) tile order. 0: k fastest (the CTAs of a wave cover
+//                    whole input rows, few row tiles). G > 0: tiles in groups of G row tiles
+//                    x all k-tiles, m fastest inside a group, so the CTAs running together
+//                    write longer runs of each col_q column (G x tile_rows bytes) and read
+//                    shorter runs of each input row
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -65,7 +75,8 @@
 namespace cake {
 
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
-          int kLoadHint_, int kSigmoidForm_, int kBandForm_>
+          int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
+          int kGroupRows_ = 0>
 struct SwigluCfg {
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = kForm_ >= CAKE_SW_BWD_ROW;
@@ -79,6 +90,8 @@ struct SwigluCfg {
   static constexpr int kLoadHint = kLoadHint_;
   static constexpr int kSig = kSigmoidForm_;
   static constexpr int kBand = kBandForm_;
+  static constexpr int kPipeline = kPipeline_;
+  static constexpr int kGroupRows = kGroupRows_;
 
   static constexpr int kSlotCols = 16;                          // k-columns per thread slot
   static constexpr int kChunksPerRow = kTileCols / kSlotCols;   // slots along k
@@ -104,6 +117,9 @@ struct SwigluCfg {
   static_assert(kSmemWords * 4 <= 48 * 1024, "colwise tile exceeds 48 KiB of static smem");
   static_assert(!kColwise || kColItems % 32 == 0, "phase 2 items: whole warps");
   static_assert(kLoadHint_ >= 0 && kLoadHint_ <= 2, "load_hint is 0, 1 or 2");
+  static_assert(kBandForm_ >= 0 && kBandForm_ <= 3, "band_form is 0, 1, 2 or 3");
+  static_assert(kPipeline_ == 0 || kPipeline_ == 1, "pipeline is 0 or 1");
+  static_assert(kGroupRows_ >= 0 && kGroupRows_ <= 4096, "group_rows is 0..4096");
 };
 
 namespace swiglu {
@@ -214,86 +230,102 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[2], const uint4 (&uv
 }
 
 // ---- phase 1: one slot (16 k-columns x kRpt rows) ----
+// The loaded inputs of one slot: kRpt rows of 16 gates, 16 ups and (backward) 16 grads.
 template <class Cfg>
-__device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, int64_t m0,
-                                            int64_t k0, int slot, uint32_t *smem) {
-  constexpr int R = Cfg::kRpt;
+struct SlotIn {
+  uint4 g[Cfg::kRpt][2], u[Cfg::kRpt][2], d[Cfg::kRpt][2];
+};
+
+// Issue the loads of row r of a slot (zeros outside the problem).
+template <class Cfg>
+__device__ __forceinline__ void load_row(const cake_swiglu_mxfp8_params &p, int64_t m0, int64_t k0,
+                                         int slot, int r, SlotIn<Cfg> &in) {
+  const int chunk = slot % Cfg::kChunksPerRow;
+  const int row_group = slot / Cfg::kChunksPerRow;
+  const int64_t K = p.K;
+  const int64_t k = k0 + chunk * Cfg::kSlotCols;
+  const int64_t m = m0 + row_group + r * Cfg::kRowGroups;
+  const uint4 z = make_uint4(0u, 0u, 0u, 0u);
+  in.g[r][0] = in.g[r][1] = in.u[r][0] = in.u[r][1] = in.d[r][0] = in.d[r][1] = z;
+  if (k < K && m < p.M) {
+    const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
+    in.g[r][0] = load16<Cfg::kLoadHint>(gate);
+    in.g[r][1] = load16<Cfg::kLoadHint>(gate + 8);
+    in.u[r][0] = load16<Cfg::kLoadHint>(gate + K);
+    in.u[r][1] = load16<Cfg::kLoadHint>(gate + K + 8);
+    if constexpr (Cfg::kBackward) {
+      const uint16_t *grad = p.grad + m * K + k;  // [M, K]
+      in.d[r][0] = load16<Cfg::kLoadHint>(grad);
+      in.d[r][1] = load16<Cfg::kLoadHint>(grad + 8);
+    }
+  }
+}
+
+// Row r of a slot from its loaded inputs: Y, its rowwise bytes, its shared-memory copy; Y dies
+// before the next row.
+template <class Cfg>
+__device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                            int64_t k0, int slot, int r, const SlotIn<Cfg> &in,
+                                            uint32_t *smem) {
   constexpr int G = Cfg::kOutPerK;  // 16-value groups per row: Y, or dgate and dup
   const int chunk = slot % Cfg::kChunksPerRow;
   const int row_group = slot / Cfg::kChunksPerRow;
   const int64_t K = p.K;
   const int64_t k = k0 + chunk * Cfg::kSlotCols;
-  const bool k_ok = k < K;
+  const int row = row_group + r * Cfg::kRowGroups;  // within the tile
+  const int64_t m = m0 + row;
+  const bool ok = k < K && m < p.M;
+  const uint16_t *gate = p.in + m * (2 * K) + k;
+  uint32_t y[G][8];
+  compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr,
+                 K, y[0], y[G - 1]);
 
-  // Prologue: every load of the slot in flight before any arithmetic.
-  uint4 gv[R][2], uv[R][2], dv[R][2];
-  bool ok[R];
+  if constexpr (Cfg::kRowwise) {
+    // Lanes 2i and 2i+1 hold the two halves of each 32-column block. Backward, the dgate and
+    // dup amaxes travel in one shuffle, and the even lane writes dgate's scale byte, the odd
+    // lane dup's; forward, the even lane writes the one scale byte.
+    const bool odd = (threadIdx.x & 1) != 0;
+    uint32_t a = halves_max(amax2(y[0]));
+    if constexpr (G == 2) a |= halves_max(amax2(y[1])) << 16;
+    a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t m = m0 + row_group + r * Cfg::kRowGroups;
-    ok[r] = k_ok && m < p.M;
-    const uint4 z = make_uint4(0u, 0u, 0u, 0u);
-    gv[r][0] = gv[r][1] = uv[r][0] = uv[r][1] = dv[r][0] = dv[r][1] = z;
-    if (ok[r]) {
-      const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
-      gv[r][0] = load16<Cfg::kLoadHint>(gate);
-      gv[r][1] = load16<Cfg::kLoadHint>(gate + 8);
-      uv[r][0] = load16<Cfg::kLoadHint>(gate + K);
-      uv[r][1] = load16<Cfg::kLoadHint>(gate + K + 8);
-      if constexpr (Cfg::kBackward) {
-        const uint16_t *grad = p.grad + m * K + k;  // [M, K]
-        dv[r][0] = load16<Cfg::kLoadHint>(grad);
-        dv[r][1] = load16<Cfg::kLoadHint>(grad + 8);
+    for (int g = 0; g < G; ++g) {
+      const uint32_t s = mx::scale_from_amax_bits(g ? a >> 16 : a & 0xFFFFu);
+      const uint4 q = quantize_words8(y[g], s);
+      if (ok) {
+        const int64_t o = g ? K + k : k;
+        store16(p.row_q + m * p.O + o, q);
+        if (odd == (g == 1)) {
+          p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
+        }
       }
     }
   }
 
-  // Row by row: Y, its rowwise bytes, its shared-memory copy; Y dies before the next row.
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int row = row_group + r * Cfg::kRowGroups;  // within the tile
-    const int64_t m = m0 + row;
-    const uint16_t *gate = p.in + m * (2 * K) + k;
-    uint32_t y[G][8];
-    compute_y<Cfg>(gv[r], uv[r], dv[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr, K,
-                   y[0], y[G - 1]);
-
-    if constexpr (Cfg::kRowwise) {
-      // Lanes 2i and 2i+1 hold the two halves of each 32-column block. Backward, the dgate and
-      // dup amaxes travel in one shuffle, and the even lane writes dgate's scale byte, the odd
-      // lane dup's; forward, the even lane writes the one scale byte.
-      const bool odd = (threadIdx.x & 1) != 0;
-      uint32_t a = halves_max(amax2(y[0]));
-      if constexpr (G == 2) a |= halves_max(amax2(y[1])) << 16;
-      a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+  if constexpr (Cfg::kColwise) {
+    if (ok) {
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        const uint32_t s = mx::scale_from_amax_bits(g ? a >> 16 : a & 0xFFFFu);
-        const uint4 q = quantize_words8(y[g], s);
-        if (ok[r]) {
-          const int64_t o = g ? K + k : k;
-          store16(p.row_q + m * p.O + o, q);
-          if (odd == (g == 1)) {
-            p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
-          }
-        }
-      }
-    }
-
-    if constexpr (Cfg::kColwise) {
-      if (ok[r]) {
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-          // Words w .. w+7 of the row: Y, or dgate then (kTileCols/2 words on) dup.
-          const int w = (g ? Cfg::kTileCols / 2 : 0) + chunk * (Cfg::kSlotCols / 2);
-          *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w)) =
-              make_uint4(y[g][0], y[g][1], y[g][2], y[g][3]);
-          *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w + 4)) =
-              make_uint4(y[g][4], y[g][5], y[g][6], y[g][7]);
-        }
+        // Words w .. w+7 of the row: Y, or dgate then (kTileCols/2 words on) dup.
+        const int w = (g ? Cfg::kTileCols / 2 : 0) + chunk * (Cfg::kSlotCols / 2);
+        *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w)) =
+            make_uint4(y[g][0], y[g][1], y[g][2], y[g][3]);
+        *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w + 4)) =
+            make_uint4(y[g][4], y[g][5], y[g][6], y[g][7]);
       }
     }
   }
+}
+
+// One slot, unpipelined: every load of the slot in flight before any arithmetic.
+template <class Cfg>
+__device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                            int64_t k0, int slot, uint32_t *smem) {
+  SlotIn<Cfg> in;
+#pragma unroll
+  for (int r = 0; r < Cfg::kRpt; ++r) load_row<Cfg>(p, m0, k0, slot, r, in);
+#pragma unroll
+  for (int r = 0; r < Cfg::kRpt; ++r) compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
 }
 
 // ---- phase 2: one item (2 adjacent output columns x 16 rows of the tile) ----
@@ -386,6 +418,32 @@ __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int
 
 }  // namespace swiglu
 
+namespace swiglu {
+
+// Row and k offsets of CTA tile `tile` in the program's tile order (group_rows knob).
+template <class Cfg>
+__device__ __forceinline__ void tile_origin(uint32_t tile, uint32_t tiles_k, uint32_t tiles_m,
+                                            int64_t &m0, int64_t &k0) {
+  uint32_t tm, tk;
+  if constexpr (Cfg::kGroupRows == 0) {
+    tm = tile / tiles_k;
+    tk = tile - tm * tiles_k;
+  } else {
+    const uint32_t group_tiles = (uint32_t)Cfg::kGroupRows * tiles_k;
+    const uint32_t grp = tile / group_tiles;
+    const uint32_t rem = tile - grp * group_tiles;
+    const uint32_t first = grp * (uint32_t)Cfg::kGroupRows;
+    const uint32_t left = tiles_m - first;
+    const uint32_t rows = left < (uint32_t)Cfg::kGroupRows ? left : (uint32_t)Cfg::kGroupRows;
+    tk = rem / rows;
+    tm = first + (rem - tk * rows);
+  }
+  m0 = (int64_t)tm * Cfg::kTileRows;
+  k0 = (int64_t)tk * Cfg::kTileCols;
+}
+
+}  // namespace swiglu
+
 template <class Cfg>
 __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params &p) {
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
@@ -393,25 +451,72 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
   // them at M*K = 2^40); the division is a uniform 32-bit one, no 64-bit division call.
   const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
-  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const uint32_t tm = tile / tiles_k;
-    const int64_t m0 = (int64_t)tm * Cfg::kTileRows;
-    const int64_t k0 = (int64_t)(tile - tm * tiles_k) * Cfg::kTileCols;
+  const uint32_t tiles_m = tiles / tiles_k;  // uniform; used by grouped tile orders only
+  if constexpr (Cfg::kPipeline == 0) {
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int64_t m0, k0;
+      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
 
-    // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
+      // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
 #pragma unroll
-    for (int pass = 0; pass < Cfg::kPasses; ++pass) {
-      swiglu::phase1_slot<Cfg>(p, m0, k0, threadIdx.x + pass * Cfg::kThreads, smem);
-    }
-
-    // Phase 2: colwise bytes from the Y tile.
-    if constexpr (Cfg::kColwise) {
-      __syncthreads();
-#pragma unroll 1
-      for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-        swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+      for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+        swiglu::phase1_slot<Cfg>(p, m0, k0, threadIdx.x + pass * Cfg::kThreads, smem);
       }
-      __syncthreads();  // the next tile's phase 1 overwrites the tile
+
+      // Phase 2: colwise bytes from the Y tile.
+      if constexpr (Cfg::kColwise) {
+        __syncthreads();
+#pragma unroll 1
+        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+        }
+        __syncthreads();  // the next tile's phase 1 overwrites the tile
+      }
+    }
+  } else {
+    // Pipelined: the loads of the CTA's next tile are issued row by row as soon as the current
+    // tile's row has been computed from the same registers, so they are in flight during the
+    // rest of phase 1, phase 2 and the barriers (one input buffer per thread, no extra one).
+    swiglu::SlotIn<Cfg> in[Cfg::kPasses];
+    uint32_t tile = blockIdx.x;
+    if (tile < tiles) {
+      int64_t m0, k0;
+      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+#pragma unroll
+      for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) {
+          swiglu::load_row<Cfg>(p, m0, k0, threadIdx.x + pass * Cfg::kThreads, r, in[pass]);
+        }
+      }
+    }
+    while (tile < tiles) {
+      int64_t m0, k0;
+      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+      const uint32_t next = tile + gridDim.x;
+      const bool has_next = next < tiles;
+      int64_t nm0 = 0, nk0 = 0;
+      if (has_next) swiglu::tile_origin<Cfg>(next, tiles_k, tiles_m, nm0, nk0);
+
+#pragma unroll
+      for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+        const int slot = threadIdx.x + pass * Cfg::kThreads;
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) {
+          swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in[pass], smem);
+          if (has_next) swiglu::load_row<Cfg>(p, nm0, nk0, slot, r, in[pass]);
+        }
+      }
+
+      if constexpr (Cfg::kColwise) {
+        __syncthreads();
+#pragma unroll 1
+        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+        }
+        __syncthreads();  // the next tile's phase 1 overwrites the tile
+      }
+      tile = next;
     }
   }
 
@@ -429,13 +534,14 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
+// Knobs after band_form are optional (pipeline, group_rows; 0 when left out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
-                            load_hint, sigmoid_form, band_form)                                 \
+                            load_hint, sigmoid_form, band_form, ...)                            \
   extern "C" __global__ void __launch_bounds__(threads, min_ctas)                               \
       CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_swiglu_mxfp8_params p) {               \
     cake::swiglu_mxfp8_body<cake::SwigluCfg<form, threads, tile_rows, tile_cols,                \
                                             rows_per_thread, load_hint, sigmoid_form,          \
-                                            band_form>>(p);                                    \
+                                            band_form, ##__VA_ARGS__>>(p);                     \
   }
 #endif

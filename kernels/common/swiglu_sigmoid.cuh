@@ -33,6 +33,11 @@
 //             fewer registers live in the hot loop, a call when taken;
 //   2 loop    the fast pass only collects a bitmask of flagged pairs; one loop then visits the
 //             set bits and recomputes those pairs (select chains, no local memory).
+//   3 group   the fast pass only folds the guard into one running unsigned max (two integer
+//             max per pair, no branch, no per-pair mask); if the group (a thread's 16 gates of
+//             one row) holds any flagged value, every pair of the group is recomputed by the
+//             loop of form 2. The hot path carries no convergence barrier, so the compiler can
+//             interleave the pairs' MUFU latencies; a flagged gate costs a whole group's refix.
 //
 // CAKE_HOST_EMULATION: the CPU emulation test (tests/host/test_swiglu_mxfp8_emulated.cc) compiles
 // these headers with g++, the few PTX instructions replaced by cake_emu:: functions.
@@ -43,7 +48,7 @@ namespace cake {
 namespace swiglu {
 
 enum SigmoidForm : int { kSigExact = 0, kSigFast = 1, kSigPacked = 2 };
-enum BandForm : int { kBandInline = 0, kBandCall = 1, kBandLoop = 2 };
+enum BandForm : int { kBandInline = 0, kBandCall = 1, kBandLoop = 2, kBandGroup = 3 };
 
 constexpr uint32_t kNegLog2eBits = 0xBFB8AA3Bu;  // -log2(e) rounded to FP32
 constexpr uint32_t kGuardBits = 0x7E800000u;     // 2^126: fast form exact for d below it
@@ -225,10 +230,11 @@ __device__ __forceinline__ float2 pfma(float2 a, float2 b, float2 c) {
   return make_float2(__fmaf_rn(a.x, b.x, c.x), __fmaf_rn(a.y, b.y, c.y));
 }
 
-// Fast form of one pair. Returns true when either value is outside the proven range
-// (d >= 2^126 or NaN) and must be recomputed with the exact sequence.
+// Fast form of one pair. Returns the larger of the two d bit patterns: the pair is outside the
+// proven range (d >= 2^126 or NaN) and must be recomputed with the exact sequence when it is
+// >= kGuardBits.
 template <int kSig>
-__device__ __forceinline__ bool sigmoid_fast_pair(float2 g, float2 &s) {
+__device__ __forceinline__ uint32_t sigmoid_fast_pair_guard(float2 g, float2 &s) {
   const float c = neg_log2e();
   float2 t, d;
   if constexpr (kSig == kSigPacked) {
@@ -247,8 +253,14 @@ __device__ __forceinline__ bool sigmoid_fast_pair(float2 g, float2 &s) {
   }
   // d >= 1 always (or NaN), so "not below 2^126" is an unsigned compare of the larger pattern;
   // a NaN of either sign is above 0x7E800000 as an unsigned pattern.
-  const uint32_t hi = max(__float_as_uint(d.x), __float_as_uint(d.y));
-  return hi >= kGuardBits;
+  return max(__float_as_uint(d.x), __float_as_uint(d.y));
+}
+
+// Fast form of one pair. Returns true when either value is outside the proven range
+// (d >= 2^126 or NaN) and must be recomputed with the exact sequence.
+template <int kSig>
+__device__ __forceinline__ bool sigmoid_fast_pair(float2 g, float2 &s) {
+  return sigmoid_fast_pair_guard<kSig>(g, s) >= kGuardBits;
 }
 
 // Sigmoid of one pair in a per-pair form: the exact sequence (kSig = 0), or the fast form with
@@ -280,7 +292,8 @@ __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
 // table kernels go through here.
 //   exact, band 0, band 1: pair j is computed (and fixed) and emitted in turn;
 //   band 2 (loop): the fast form is emitted for every pair while a bitmask collects the flagged
-//   ones; then one loop visits only the set bits and calls refix(j) (j a run-time index), which
+//   ones (band 3: while one running max says whether any is flagged; then all are refixed);
+//   then one loop visits only the set bits and calls refix(j) (j a run-time index), which
 //   recomputes pair j with the exact sequence and overwrites what emit produced for it. Nothing
 //   but the outputs and the mask stays live across the fast pass; refix fetches its inputs again
 //   (the kernel from global memory, a cache hit) rather than keeping all gates in registers.
@@ -288,8 +301,8 @@ template <int kSig, int kBand, int NP, class Emit, class Refix>
 __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], Emit &&emit,
                                                       Refix &&refix) {
   static_assert(NP >= 1 && NP <= 32, "up to 32 pairs");
-  static_assert(kBand >= kBandInline && kBand <= kBandLoop, "band_form is 0, 1 or 2");
-  if constexpr (kSig == kSigExact || kBand != kBandLoop) {
+  static_assert(kBand >= kBandInline && kBand <= kBandGroup, "band_form is 0, 1, 2 or 3");
+  if constexpr (kSig == kSigExact || kBand == kBandInline || kBand == kBandCall) {
 #pragma unroll
     for (int j = 0; j < NP; ++j) {
       const float2 g = bf16x2_to_float2(gw[j]);
@@ -297,12 +310,25 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
     }
   } else {
     uint32_t flagged = 0;
+    if constexpr (kBand == kBandLoop) {
 #pragma unroll
-    for (int j = 0; j < NP; ++j) {
-      const float2 g = bf16x2_to_float2(gw[j]);
-      float2 s;
-      flagged |= (uint32_t)sigmoid_fast_pair<kSig>(g, s) << j;
-      emit(j, g, s);
+      for (int j = 0; j < NP; ++j) {
+        const float2 g = bf16x2_to_float2(gw[j]);
+        float2 s;
+        flagged |= (uint32_t)sigmoid_fast_pair<kSig>(g, s) << j;
+        emit(j, g, s);
+      }
+    } else {
+      uint32_t guard = 0;
+#pragma unroll
+      for (int j = 0; j < NP; ++j) {
+        const float2 g = bf16x2_to_float2(gw[j]);
+        float2 s;
+        guard = max(guard, sigmoid_fast_pair_guard<kSig>(g, s));
+        emit(j, g, s);
+      }
+      constexpr uint32_t kAll = NP == 32 ? 0xFFFFFFFFu : (1u << NP) - 1u;
+      flagged = guard >= kGuardBits ? kAll : 0u;
     }
 #pragma unroll 1
     while (flagged != 0) {

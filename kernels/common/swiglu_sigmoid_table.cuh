@@ -2,7 +2,7 @@
 // and the hardware E4M3 conversion on every BF16 value. Compiled into the test image only.
 //
 //   cake_sigmoid_table_exact(out)            the exact sequence, per element: the reference bits
-//   cake_sigmoid_table_f<sig>_b<band>(out)   sig 1 (fast) or 2 (packed), band 0/1/2
+//   cake_sigmoid_table_f<sig>_b<band>(out)   sig 1 (fast) or 2 (packed), band 0/1/2/3
 //   cake_e4m3_cvt_table(out, scale_exp)      out[b] = e4m3x2 cvt of (bf16 value b) * 2^scale_exp
 //
 // out has 65,536 entries indexed by the gate's BF16 bit pattern (uint32 FP32 bits, or one byte).
@@ -10,7 +10,7 @@
 // cvt kernel with 32,768 (128 CTAs of 256). In the sigmoid kernels each thread takes 16
 // consecutive patterns, as a program's thread takes 16 k-columns, and goes through the same
 // for_each_sigmoid_pair the programs run, so the band path is exercised the way they use it
-// (for band 2 the refix recomputes the pair from the gate bits, as a program recomputes it from
+// (for bands 2 and 3 the refix recomputes the pair from the gate bits, as a program recomputes it from
 // the gates it reads again). The GPU test compares every table with the exact one
 // (tests/gpu/swiglu_mxfp8_gpu_checks.h) and the exact one with cake_ref::check_sigmoid_table.
 #pragma once
@@ -70,9 +70,11 @@ extern "C" __global__ void cake_sigmoid_table_exact(uint32_t *out) {
 CAKE_SIGMOID_TABLE_KERNEL(1, 0)
 CAKE_SIGMOID_TABLE_KERNEL(1, 1)
 CAKE_SIGMOID_TABLE_KERNEL(1, 2)
+CAKE_SIGMOID_TABLE_KERNEL(1, 3)
 CAKE_SIGMOID_TABLE_KERNEL(2, 0)
 CAKE_SIGMOID_TABLE_KERNEL(2, 1)
 CAKE_SIGMOID_TABLE_KERNEL(2, 2)
+CAKE_SIGMOID_TABLE_KERNEL(2, 3)
 #undef CAKE_SIGMOID_TABLE_KERNEL
 
 // The encoder the programs use (hardware cvt on sm_89+) on every BF16 value times 2^scale_exp

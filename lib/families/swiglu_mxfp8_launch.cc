@@ -39,9 +39,12 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   if (slots % threads != 0) return false;
   if (swiglu_mxfp8_form_colwise(prog.op) && tr % 32 != 0) return false;
   if (smem_bytes(prog.op, tr, tc) > 48 * 1024) return false;
-  for (int k = kSwLoadHint; k <= kSwBandForm; ++k) {
+  for (int k = kSwLoadHint; k <= kSwSigmoidForm; ++k) {
     if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;
   }
+  if (prog.knobs[kSwBandForm] < 0 || prog.knobs[kSwBandForm] > 3) return false;
+  if (prog.knobs[kSwPipeline] < 0 || prog.knobs[kSwPipeline] > 1) return false;
+  if (prog.knobs[kSwGroupRows] < 0 || prog.knobs[kSwGroupRows] > 4096) return false;
   return true;
 }
 

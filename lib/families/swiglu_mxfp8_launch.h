@@ -18,6 +18,8 @@ enum SwigluKnob {
   kSwLoadHint = 3,
   kSwSigmoidForm = 4,
   kSwBandForm = 5,
+  kSwPipeline = 6,   // optional in a manifest line: 0 when left out
+  kSwGroupRows = 7,  // optional in a manifest line: 0 when left out
 };
 
 struct LaunchShape {

@@ -214,7 +214,8 @@ static void test_sigmoid_tables(void **) {
     const char *name;
   } forms[] = {{cake_sigmoid_table_f1_b0, "fast/inline"}, {cake_sigmoid_table_f1_b1, "fast/call"},
                {cake_sigmoid_table_f1_b2, "fast/loop"},   {cake_sigmoid_table_f2_b0, "packed/inline"},
-               {cake_sigmoid_table_f2_b1, "packed/call"}, {cake_sigmoid_table_f2_b2, "packed/loop"}};
+               {cake_sigmoid_table_f2_b1, "packed/call"}, {cake_sigmoid_table_f2_b2, "packed/loop"},
+               {cake_sigmoid_table_f1_b3, "fast/group"},  {cake_sigmoid_table_f2_b3, "packed/group"}};
   for (const auto &f : forms) {
     const std::vector<uint32_t> got = device_table(f.kernel);
     const cake_gpu_checks::CompareReport r =

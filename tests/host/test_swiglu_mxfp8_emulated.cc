@@ -28,31 +28,51 @@ extern "C" {
 #include "swiglu_mxfp8_gpu_checks.h"
 #include "swiglu_mxfp8_ref.h"
 
-// sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band
-#define EMU_PROGRAMS(X)                                       \
-  X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0)       \
-  X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0)       \
-  X(fr_c, CAKE_SW_FWD_ROW, 64, 8, 4, 512, 1, 2, 2, 2)         \
-  X(fr_d, CAKE_SW_FWD_ROW, 32, 8, 2, 256, 1, 0, 1, 1)         \
-  X(fc_a, CAKE_SW_FWD_COL, 128, 4, 32, 64, 1, 0, 1, 0)        \
-  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 2, 1)        \
-  X(fc_c, CAKE_SW_FWD_COL, 64, 12, 32, 32, 1, 0, 0, 0)        \
-  X(fc_d, CAKE_SW_FWD_COL, 32, 8, 32, 128, 1, 2, 1, 2)        \
-  X(fb_a, CAKE_SW_FWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2)      \
-  X(fb_b, CAKE_SW_FWD_BOTH, 64, 12, 32, 32, 1, 0, 2, 0)       \
-  X(fb_c, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 0, 0)        \
-  X(br_a, CAKE_SW_BWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0)       \
-  X(br_b, CAKE_SW_BWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 1)       \
-  X(br_c, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 2, 2)        \
-  X(bc_a, CAKE_SW_BWD_COL, 128, 4, 32, 64, 1, 0, 1, 0)        \
-  X(bc_b, CAKE_SW_BWD_COL, 64, 12, 32, 32, 1, 2, 2, 1)        \
-  X(bc_c, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 0, 0)         \
-  X(bb_a, CAKE_SW_BWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2)      \
-  X(bb_b, CAKE_SW_BWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 0)       \
-  X(bb_c, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 2, 1)
+// sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band,
+// pipeline, group_rows
+#define EMU_PROGRAMS(X)                                         \
+  X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
+  X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0, 0, 0)   \
+  X(fr_c, CAKE_SW_FWD_ROW, 64, 8, 4, 512, 1, 2, 2, 2, 0, 0)     \
+  X(fr_d, CAKE_SW_FWD_ROW, 32, 8, 2, 256, 1, 0, 1, 1, 0, 0)     \
+  X(fc_a, CAKE_SW_FWD_COL, 128, 4, 32, 64, 1, 0, 1, 0, 0, 0)    \
+  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 2, 1, 0, 0)    \
+  X(fc_c, CAKE_SW_FWD_COL, 64, 12, 32, 32, 1, 0, 0, 0, 0, 0)    \
+  X(fc_d, CAKE_SW_FWD_COL, 32, 8, 32, 128, 1, 2, 1, 2, 0, 0)    \
+  X(fb_a, CAKE_SW_FWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2, 0, 0)  \
+  X(fb_b, CAKE_SW_FWD_BOTH, 64, 12, 32, 32, 1, 0, 2, 0, 0, 0)   \
+  X(fb_c, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 0, 0, 0, 0)    \
+  X(br_a, CAKE_SW_BWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
+  X(br_b, CAKE_SW_BWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 1, 0, 0)   \
+  X(br_c, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 2, 2, 0, 0)    \
+  X(bc_a, CAKE_SW_BWD_COL, 128, 4, 32, 64, 1, 0, 1, 0, 0, 0)    \
+  X(bc_b, CAKE_SW_BWD_COL, 64, 12, 32, 32, 1, 2, 2, 1, 0, 0)    \
+  X(bc_c, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 0, 0, 0, 0)     \
+  X(bb_a, CAKE_SW_BWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2, 0, 0)  \
+  X(bb_b, CAKE_SW_BWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 0, 0, 0)   \
+  X(bb_c, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 2, 1, 0, 0)   \
+  X(fr_p, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 3, 1, 0)   \
+  X(fr_q, CAKE_SW_FWD_ROW, 64, 8, 4, 512, 1, 0, 2, 3, 1, 0)     \
+  X(fc_p, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 1, 3, 1, 0)    \
+  X(fc_q, CAKE_SW_FWD_COL, 32, 8, 32, 128, 1, 2, 1, 3, 1, 0)    \
+  X(fc_g, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 1, 3, 0, 0)    \
+  X(fb_p, CAKE_SW_FWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 3, 1, 0)  \
+  X(fb_q, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 2, 2, 1, 0)    \
+  X(br_p, CAKE_SW_BWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 3, 1, 0)   \
+  X(br_q, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 1, 1, 1, 0)    \
+  X(bc_p, CAKE_SW_BWD_COL, 128, 4, 64, 64, 2, 1, 1, 3, 1, 0)    \
+  X(bc_q, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 2, 3, 1, 0)     \
+  X(bb_p, CAKE_SW_BWD_BOTH, 128, 4, 64, 64, 2, 1, 1, 3, 1, 0)   \
+  X(bb_q, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 2, 1, 1, 0)   \
+  X(fc_r, CAKE_SW_FWD_COL, 32, 8, 32, 32, 1, 1, 1, 1, 0, 3)     \
+  X(fc_s, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 1, 3, 1, 2)    \
+  X(fb_r, CAKE_SW_FWD_BOTH, 64, 4, 32, 64, 1, 1, 1, 2, 0, 3)    \
+  X(br_r, CAKE_SW_BWD_ROW, 64, 4, 4, 256, 1, 1, 1, 1, 0, 5)     \
+  X(bc_r, CAKE_SW_BWD_COL, 64, 4, 32, 32, 1, 1, 1, 1, 1, 3)     \
+  X(bb_r, CAKE_SW_BWD_BOTH, 64, 4, 32, 32, 1, 1, 1, 2, 0, 2)
 
-#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band) \
-  CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band)
+#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
+  CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)
 EMU_PROGRAMS(EMU_INSTANTIATE)
 
 namespace {
@@ -65,10 +85,10 @@ struct EmuProgram {
   cake_program_desc desc;
 };
 
-#define EMU_ENTRY(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band)                  \
+#define EMU_ENTRY(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)       \
   {#sym, emu_##sym,                                                                        \
    {#sym, #sym, CAKE_FAMILY_SWIGLU_MXFP8, form, threads, ctas,                            \
-    {tr, tc, rpt, hint, sig, band, 0, 0}}},
+    {tr, tc, rpt, hint, sig, band, pipe, grp}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
 const std::vector<uint32_t> &table() {
