@@ -76,114 +76,182 @@ __device__ __forceinline__ float mean_of(float sum, float inv_d) {
   return __fadd_rn(__fmul_rn(sum, inv_d), 0.0f);
 }
 
+// One row's backward for one lane's 8 columns: dx, dz stored, t = a*n returned (+0 for rows
+// past the end).
+template <int kLanes>
+__device__ __forceinline__ void row_backward(const cake_normgate_params &p, int64_t row, bool valid,
+                                             int lane, uint4 xv, uint4 zv, uint4 dv,
+                                             const float (&wf)[8], float inv_d, float (&t)[8]) {
+  float xf[8], zf[8], dyf[8], dxf[8], dzf[8];
+  unpack8(xv, xf);
+  unpack8(zv, zf);
+  unpack8(dv, dyf);
+  float s, rstd;
+  group_row_stats<kLanes>(xf, inv_d, p.eps, group_mask<kLanes>(), s, rstd);
+  RowGrad rg;
+  if (__all_sync(0xffffffffu, s == 1.0f)) {  // every row of the warp unscaled: the lean form
+    const float leaf = grad_leaf<false>(xf, zf, dyf, wf, s, rstd, rg);
+    const float m = mean_of(group_sum<kLanes>(leaf, group_mask<kLanes>()), inv_d);
+    grad_out<false>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
+  } else {
+    const float leaf = grad_leaf<true>(xf, zf, dyf, wf, s, rstd, rg);
+    const float m = mean_of(group_sum<kLanes>(leaf, group_mask<kLanes>()), inv_d);
+    grad_out<true>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
+  }
+  if (valid) {
+    store16<kStoreStreaming>(p.dx + row * p.dx_stride + lane * 8, pack8(dxf));
+    store16<kStoreStreaming>(p.dz + row * p.dz_stride + lane * 8, pack8(dzf));
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
+}
+
+// Tuned programs (D = 64, 128, 256). Persistent grid. The rows are cut into units of one step
+// (kRowsPerGroup * kGroups rows, whole chunks); each CTA takes its first kPrefetch + 1 units
+// by its index and every later one from a shared counter, so fast and slow SMs finish
+// together. Consecutive groups take consecutive rows of a unit. Loads run kPrefetch - 1 steps
+// ahead through a shared-memory ring (cp.async: bytes in flight without registers; each
+// thread reads back only what it copied, so no barrier guards the ring). Each row's dw terms go
+// to shared memory; after the step, one thread per (chunk, column) adds the chunk's 16 rows in
+// row order (the canonical FP32 chunk sum). Then one thread per column: the deterministic
+// package adds the unit's chunk sums as their aligned FP64 subtree into the unit's level-0
+// node of the workspace tree (normgate_workspace.h), the non-deterministic one into its FP64
+// sum (one atomic per column and CTA at the end). Both packages see the same chunk sums.
 template <class Cfg>
 __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kD = Cfg::kD;
   constexpr int kLanes = kD / 8;
-  constexpr int kGroups = Cfg::kThreads / kLanes;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr int kGroups = kThreads / kLanes;
   constexpr int kR = Cfg::kRowsPerGroup;
+  constexpr int kStages = Cfg::kPrefetch;
   constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
+  constexpr int kStepRows = kR * kGroups;
+  constexpr int kStepChunks = kStepRows / kChunk;
+  constexpr int kStageVecs = kR * 3 * kThreads;
+  constexpr int kRing = kStages + 2;  // unit ids: steps <= kStages are static, later ones fetched
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
-  static_assert(kChunk % kR == 0, "rows in flight divide the chunk");
-  static_assert((kGroups & (kGroups - 1)) == 0, "groups per CTA: a power of two");
-  __shared__ double red[kGroups][kD];  // chunk sums of the block, FP64
-  __shared__ int flag;
+  static_assert(kStepRows % kChunk == 0, "a step holds whole chunks");
+  static_assert((kStepChunks & (kStepChunks - 1)) == 0 && kStepChunks <= 8, "unit: 2^k chunks");
+  static_assert(kStages >= 2, "the ring needs a stage in flight while one is read");
+  static_assert(kThreads >= kD, "one thread per column for the chunk order");
 
-  const int lane = threadIdx.x % kLanes;
-  const int group = threadIdx.x / kLanes;
-  const unsigned mask = group_mask<kLanes>();
+  extern __shared__ __align__(16) unsigned char smem[];
+  const cake_ng_bwd_smem lay = cake_ng_bwd_smem_of(kD, kThreads, kR, kStages);
+  uint4 *ring = reinterpret_cast<uint4 *>(smem);
+  float *tbuf = reinterpret_cast<float *>(smem + lay.t_offset);
+  double *cbuf = reinterpret_cast<double *>(smem + lay.chunk_offset);
+  int *flag = reinterpret_cast<int *>(smem + lay.words_offset);
+  int *nready = flag + 1;
+  long long *unit_ring = reinterpret_cast<long long *>(smem + lay.ring_offset);
+  long long *ready = reinterpret_cast<long long *>(smem + lay.ready_offset);
+
+  const int tid = threadIdx.x;
+  const int lane = tid % kLanes;
+  const int group = tid / kLanes;
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
+  const int64_t units = (p.rows + kStepRows - 1) / kStepRows;
+  const cake_ng_tree tree = cake_ng_tree_of(p.rows, kD, kStepChunks);  // deterministic
+  unsigned *unit_counter = reinterpret_cast<unsigned *>(static_cast<char *>(p.workspace) +
+                                                        cake_ng_nondet_counter_offset(kD)) + 1;
+  const int64_t dynamic_base = int64_t(kStages + 1) * gridDim.x;
+  // The deterministic package walks a contiguous range of units (so that its units fill whole
+  // parents of the tree, which it completes itself); it has no counter.
+  const int64_t det_begin = kDet ? blockIdx.x * units / gridDim.x : 0;
+  const int64_t det_end = kDet ? (blockIdx.x + 1) * units / gridDim.x : 0;
+  // Non-deterministic: the unit of step j is static for j <= kStages, else fetched by thread 0
+  // two steps before use. Without dw there is no workspace and so no counter: grid-strided.
+  auto unit_of = [&](int64_t j) -> int64_t {
+    if (kDet) return det_begin + j < det_end ? det_begin + j : units;
+    return (j <= kStages || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x) : unit_ring[j % kRing];
+  };
+
+  auto issue = [&](int64_t step, int stage) {
+    const int64_t u = unit_of(step);
+    if (u < units) {
+      uint4 *st = ring + stage * kStageVecs;
+#pragma unroll
+      for (int r = 0; r < kR; ++r) {
+        const int64_t row = u * kStepRows + r * kGroups + group;
+        const bool ok = row < p.rows;
+        const int64_t src = ok ? row : 0;
+        cp_async16(st + (3 * r + 0) * kThreads + tid, p.x + src * p.x_stride + lane * 8, ok);
+        cp_async16(st + (3 * r + 1) * kThreads + tid, p.z + src * p.z_stride + lane * 8, ok);
+        cp_async16(st + (3 * r + 2) * kThreads + tid, p.dy + src * p.dy_stride + lane * 8, ok);
+      }
+    }
+    cp_async_commit();  // possibly empty: the group count stays uniform
+  };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+
   float wf[8];
   unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
   const float inv_d = inverse_width(kD);
-  if constexpr (!kDet) {  // each group's FP64 column sums live in its own slot of `red`
-#pragma unroll
-    for (int i = 0; i < 8; ++i) red[group][lane * 8 + i] = 0.0;
-  }
-  const cake_ng_tree tree = cake_ng_tree_of(p.rows, kD, kGroups);
+  double nd_sum = 0.0;   // FP64 sum of chunk sums (non-deterministic package, column threads)
+  unsigned held = 0;     // thread 0: the last fetched counter value, stored one step later
 
-  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
-    const int64_t row_base = (b * kGroups + group) * kChunk;
-    float acc[8];
+  int stage = 0;
+  for (int64_t i = 0;; ++i) {
+    const int64_t u = unit_of(i);
+    if (u >= units) break;  // CTA-uniform: fetched ids only grow
+    issue(i + kStages - 1, stage == 0 ? kStages - 1 : stage - 1);
+    cp_async_wait<kStages - 1>();
+    const uint4 *st = ring + stage * kStageVecs;
+    stage = stage + 1 == kStages ? 0 : stage + 1;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) acc[i] = 0.0f;
-    for (int r0 = 0; r0 < kChunk; r0 += kR) {
-      uint4 xv[kR], zv[kR], dv[kR];
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        const int64_t row = row_base + r0 + r;
-        if (row < p.rows) {
-          xv[r] = load16<kLoadDefault>(p.x + row * p.x_stride + lane * 8);
-          zv[r] = load16<kLoadDefault>(p.z + row * p.z_stride + lane * 8);
-          dv[r] = load16<kLoadDefault>(p.dy + row * p.dy_stride + lane * 8);
-        } else {
-          xv[r] = zv[r] = dv[r] = make_uint4(0, 0, 0, 0);
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        const int64_t row = row_base + r0 + r;
-        float xf[8], zf[8], dyf[8], dxf[8], dzf[8], t[8];
-        unpack8(xv[r], xf);
-        unpack8(zv[r], zf);
-        unpack8(dv[r], dyf);
-        float s, rstd;
-        group_row_stats<kLanes>(xf, inv_d, p.eps, mask, s, rstd);
-        RowGrad rg;
-        if (__all_sync(0xffffffffu, s == 1.0f)) {  // every row of the warp unscaled: the lean form
-          const float leaf = grad_leaf<false>(xf, zf, dyf, wf, s, rstd, rg);
-          const float m = mean_of(group_sum<kLanes>(leaf, mask), inv_d);
-          grad_out<false>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
-        } else {
-          const float leaf = grad_leaf<true>(xf, zf, dyf, wf, s, rstd, rg);
-          const float m = mean_of(group_sum<kLanes>(leaf, mask), inv_d);
-          grad_out<true>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
-        }
-        const bool valid = row < p.rows;
-        if (valid) {
-          store16<kStoreStreaming>(p.dx + row * p.dx_stride + lane * 8, pack8(dxf));
-          store16<kStoreStreaming>(p.dz + row * p.dz_stride + lane * 8, pack8(dzf));
-        }
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const float ti = valid ? t[i] : 0.0f;  // rows past the end add +0
-          acc[i] = (r0 + r == 0) ? ti : __fadd_rn(acc[i], ti);
-        }
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = u * kStepRows + r * kGroups + group;
+      float t[8];
+      row_backward<kLanes>(p, row, row < p.rows, lane, st[(3 * r + 0) * kThreads + tid],
+                           st[(3 * r + 1) * kThreads + tid], st[(3 * r + 2) * kThreads + tid], wf,
+                           inv_d, t);
+      if (want_dw) {
+        float4 *dst = reinterpret_cast<float4 *>(tbuf + (r * kGroups + group) * kD + lane * 8);
+        dst[0] = make_float4(t[0], t[1], t[2], t[3]);
+        dst[1] = make_float4(t[4], t[5], t[6], t[7]);
       }
     }
-    if (!want_dw) continue;
-    if constexpr (kDet) {
+    __syncthreads();  // the step's dw terms are in tbuf; the unit ring's writes are visible
+    if (!kDet && want_dw && tid == 0) {  // the unit of step i + kStages + 1 (lands next step)
+      if (i >= 1) unit_ring[(i + kStages) % kRing] = dynamic_base + held;
+      held = atomicAdd(unit_counter, 1u);
+    }
+    if (want_dw) {
+      for (int pi = tid; pi < kStepChunks * kD; pi += kThreads) {
+        const float *src = tbuf + (pi / kD) * kChunk * kD + pi % kD;
+        float acc = src[0];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) red[group][lane * 8 + i] = static_cast<double>(acc[i]);
-      __syncthreads();
-      for (int h = 1; h < kGroups; h <<= 1) {
-        for (int idx = threadIdx.x; idx < (kGroups / (2 * h)) * kD; idx += Cfg::kThreads) {
-          const int gi = (idx / kD) * 2 * h;
-          const int col = idx % kD;
-          red[gi][col] = __dadd_rn(red[gi][col], red[gi + h][col]);
-        }
-        __syncthreads();
+        for (int r = 1; r < kChunk; ++r) acc = __fadd_rn(acc, src[r * kD]);
+        cbuf[pi] = static_cast<double>(acc);
       }
-      double *node = tree_node(p, cake_ng_level_of(&tree, 0), b);
-      for (int col = threadIdx.x; col < kD; col += Cfg::kThreads) node[col] = red[0][col];
-      tree_publish(p, tree, b, &flag);
-      __syncthreads();
-    } else {
+    }
+    __syncthreads();  // chunk sums ready; tbuf free for the next step
+    if (want_dw && tid < kD) {
+      double c[kStepChunks];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        red[group][lane * 8 + i] = __dadd_rn(red[group][lane * 8 + i], static_cast<double>(acc[i]));
+      for (int k = 0; k < kStepChunks; ++k) c[k] = cbuf[k * kD + tid];
+      if constexpr (kDet) {  // the unit's aligned subtree: adjacent pairs first
+#pragma unroll
+        for (int h = 1; h < kStepChunks; h <<= 1) {
+#pragma unroll
+          for (int k = 0; k < kStepChunks; k += 2 * h) c[k] = __dadd_rn(c[k], c[k + h]);
+        }
+        tree_node(p, cake_ng_level_of(&tree, 0), u)[tid] = c[0];
+      } else {
+#pragma unroll
+        for (int k = 0; k < kStepChunks; ++k) nd_sum = __dadd_rn(nd_sum, c[k]);
       }
     }
   }
-  if constexpr (!kDet) {
-    if (!want_dw) return;
-    __syncthreads();
-    for (int col = threadIdx.x; col < kD; col += Cfg::kThreads) {
-      double v = red[0][col];
-      for (int gi = 1; gi < kGroups; ++gi) v = __dadd_rn(v, red[gi][col]);
-      nondet_add(p, col, v);
-    }
-    nondet_finish(p, &flag);
+  cp_async_wait<0>();
+  if (!want_dw) return;
+  if constexpr (kDet) {
+    arrive_range(p, tree, det_begin, det_end, ready, nready, flag,
+                 reinterpret_cast<double *>(tbuf));  // t is free after the walk
+  } else {
+    if (tid < kD) nondet_add(p, tid, nd_sum);
+    nondet_finish(p, flag);  // its last CTA also resets the unit counter
   }
 }
 

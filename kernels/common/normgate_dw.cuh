@@ -61,46 +61,162 @@ __device__ __forceinline__ double tree64(const double *first, int64_t count, int
   return tree_sum<CAKE_NG_TREE_FANOUT>(first, count, stride, 0);
 }
 
-// After the CTA wrote level-0 node `node` to the workspace: climb while this CTA is the last
-// child to arrive; the CTA that completes the top level rounds into dw. Every thread of the
-// CTA calls this; `flag` is a shared word.
+// GPU-scope acquire-release fence: what the counter protocol needs (a release before the
+// arrival, an acquire after the last one); __threadfence() is sequentially consistent
+// (MEMBAR.SC), which costs more and buys nothing here.
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Counter protocol: the CTA's writes are ordered before its arrival by a barrier, then one
+// fence and the atomic by thread 0 (cumulativity carries the other threads' writes); the last
+// to arrive resets the counter and fences before the CTA reads what the others wrote.
+// Thread 0 only; true when this arrival completes the count.
+__device__ __forceinline__ bool arrive_last(unsigned *counter, unsigned arrivals, unsigned expected) {
+  const bool last = atomicAdd(counter, arrivals) + arrivals == expected;
+  if (last) {
+    *counter = 0u;  // left zero for reuse
+    fence_acq_rel_gpu();
+  }
+  return last;
+}
+
+// Children of level-(level+1) node `parent` (this CTA arrived last) into the parent; the
+// children are zeroed so that a later call of any shape finds the workspace all zero.
+__device__ __forceinline__ void combine_children(const cake_normgate_params &p, const cake_ng_tree &t,
+                                                 int level, int64_t parent) {
+  const cake_ng_level here = cake_ng_level_of(&t, level);
+  const cake_ng_level up = cake_ng_level_of(&t, level + 1);
+  const int64_t children = min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
+  double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
+  double *dst = tree_node(p, up, parent);
+  for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
+    dst[col] = tree64(src + col, children, p.d);
+    for (int64_t c = 0; c < children; ++c) src[c * p.d + col] = 0.0;
+  }
+}
+
+__device__ __forceinline__ int64_t tree_children(const cake_ng_tree &t, int level, int64_t parent) {
+  const cake_ng_level here = cake_ng_level_of(&t, level);
+  return min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
+}
+
+// The root is complete: round it into dw (and zero it).
+__device__ __forceinline__ void store_root(const cake_normgate_params &p, const cake_ng_tree &t) {
+  __syncthreads();
+  double *root = tree_node(p, cake_ng_level_of(&t, t.levels - 1), 0);
+  for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
+    store_dw(p, col, __ldcg(root + col));
+    root[col] = 0.0;
+  }
+}
+
+// After the CTA wrote `arrivals` nodes of `level` that share the parent of `node` (node one of
+// them): climb while this CTA is the last to arrive at a parent; the CTA that completes the
+// top level rounds into dw. Every thread of the CTA calls this; `flag` is a shared word.
 __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                          int64_t node, int *flag) {
-  int level = 0;
+                                             int level, int64_t node, unsigned arrivals, int *flag) {
   for (;;) {
-    const cake_ng_level here = cake_ng_level_of(&t, level);
     if (level == t.levels - 1) {
-      __syncthreads();
-      double *root = tree_node(p, here, 0);
-      for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
-        store_dw(p, col, __ldcg(root + col));
-        root[col] = 0.0;  // consumed: the workspace is left all zero
-      }
+      store_root(p, t);
       return;
     }
-    const cake_ng_level up = cake_ng_level_of(&t, level + 1);
-    __threadfence();
-    __syncthreads();
     const int64_t parent = node / CAKE_NG_TREE_FANOUT;
-    const int64_t children = min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
+    __syncthreads();
     if (threadIdx.x == 0) {
-      const unsigned old = atomicAdd(tree_counter(p, up, parent), 1u);
-      *flag = old == static_cast<unsigned>(children - 1);
+      fence_acq_rel_gpu();
+      const cake_ng_level up = cake_ng_level_of(&t, level + 1);
+      *flag = arrive_last(tree_counter(p, up, parent), arrivals,
+                          static_cast<unsigned>(tree_children(t, level, parent)));
     }
     __syncthreads();
     if (!*flag) return;
-    __threadfence();
-    if (threadIdx.x == 0) *tree_counter(p, up, parent) = 0u;  // left zero for reuse
-    double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
-    double *dst = tree_node(p, up, parent);
-    for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
-      dst[col] = tree64(src + col, children, p.d);
-      // The children are consumed: zero them, so that a later call of any shape finds the
-      // workspace as the caller first gave it (all zero), counters and nodes alike.
-      for (int64_t c = 0; c < children; ++c) src[c * p.d + col] = 0.0;
-    }
+    combine_children(p, t, level, parent);
     ++level;
     node = parent;
+    arrivals = 1;
+  }
+}
+
+__device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
+                                             int64_t node, int *flag) {
+  tree_publish(p, t, 0, node, 1u, flag);
+}
+
+// Children of level-(level+1) node `parent` into the parent, every thread of the CTA working:
+// `split` threads per column, each a 64/split-child subtree, the partial sums added in shared
+// `scratch` ([threads] doubles) in the same tree order. The children are zeroed.
+__device__ __forceinline__ void combine_children_wide(const cake_normgate_params &p,
+                                                      const cake_ng_tree &t, int level,
+                                                      int64_t parent, double *scratch) {
+  const int split = min(8, static_cast<int>(blockDim.x) / p.d);  // a power of two
+  if (split <= 1) {
+    combine_children(p, t, level, parent);
+    return;
+  }
+  const cake_ng_level here = cake_ng_level_of(&t, level);
+  const cake_ng_level up = cake_ng_level_of(&t, level + 1);
+  const int64_t children = min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
+  double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
+  const int col = threadIdx.x % p.d, part = threadIdx.x / p.d;
+  const bool active = part < split;
+  const int span = CAKE_NG_TREE_FANOUT / split;  // children per thread: 8, 16 or 32
+  if (active) {
+    const double *first = src + col;
+    double v;
+    switch (span) {  // an aligned subtree of the 64-child tree, adjacent pairs first
+      case 8: v = tree_sum<8>(first, children, p.d, part * 8); break;
+      case 16: v = tree_sum<16>(first, children, p.d, part * 16); break;
+      default: v = tree_sum<32>(first, children, p.d, part * 32); break;
+    }
+    for (int c = part * span; c < (part + 1) * span && c < children; ++c) src[c * p.d + col] = 0.0;
+    scratch[threadIdx.x] = v;
+  }
+  __syncthreads();
+  for (int h = 1; h < split; h <<= 1) {
+    if (active && part % (2 * h) == 0) {
+      scratch[threadIdx.x] = __dadd_rn(scratch[threadIdx.x], scratch[threadIdx.x + h * p.d]);
+    }
+    __syncthreads();
+  }
+  if (part == 0) tree_node(p, up, parent)[col] = scratch[col];
+}
+
+// Tuned backward programs, deterministic package: the CTA wrote the level-0 nodes of its units
+// [begin, end). Each parent they touch gets one arrival counting them (warp 0, the atomics in
+// flight together); the parents this CTA completed are combined and climb. Every thread of the
+// CTA calls this; `ready` holds CAKE_NG_ARRIVAL_BATCH parents, `scratch` one double a thread.
+__device__ __forceinline__ void arrive_range(const cake_normgate_params &p, const cake_ng_tree &t,
+                                             int64_t begin, int64_t end, long long *ready,
+                                             int *nready, int *flag, double *scratch) {
+  __syncthreads();  // the nodes are written
+  if (begin >= end) return;
+  if (t.levels == 1) {  // a single unit: its node is the root
+    store_root(p, t);
+    return;
+  }
+  const int64_t first = begin / CAKE_NG_TREE_FANOUT, last = (end - 1) / CAKE_NG_TREE_FANOUT;
+  for (int64_t batch = first; batch <= last; batch += CAKE_NG_ARRIVAL_BATCH) {
+    if (threadIdx.x < 32) {
+      if (threadIdx.x == 0) *nready = 0;
+      __syncwarp();
+      fence_acq_rel_gpu();
+      const cake_ng_level up = cake_ng_level_of(&t, 1);
+      const int64_t stop = min(last + 1, batch + CAKE_NG_ARRIVAL_BATCH);
+      for (int64_t parent = batch + threadIdx.x; parent < stop; parent += 32) {
+        const int64_t lo = max(begin, parent * CAKE_NG_TREE_FANOUT);
+        const int64_t hi = min(end, (parent + 1) * CAKE_NG_TREE_FANOUT);
+        if (arrive_last(tree_counter(p, up, parent), static_cast<unsigned>(hi - lo),
+                        static_cast<unsigned>(tree_children(t, 0, parent)))) {
+          ready[atomicAdd(nready, 1)] = parent;
+        }
+      }
+    }
+    __syncthreads();
+    const int m = *nready;
+    for (int r = 0; r < m; ++r) {
+      combine_children_wide(p, t, 0, ready[r], scratch);
+      tree_publish(p, t, 1, ready[r], 1u, flag);
+    }
+    __syncthreads();
   }
 }
 
@@ -115,17 +231,18 @@ __device__ __forceinline__ void nondet_finish(const cake_normgate_params &p, int
   double *acc = static_cast<double *>(p.workspace);
   unsigned *ticket = reinterpret_cast<unsigned *>(static_cast<char *>(p.workspace) +
                                                   cake_ng_nondet_counter_offset(p.d));
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) *flag = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    *flag = arrive_last(ticket, 1u, gridDim.x);
+    if (*flag) ticket[1] = 0u;  // the tuned programs' unit counter: every CTA has stopped fetching
+  }
   __syncthreads();
   if (!*flag) return;
-  __threadfence();
   for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
     store_dw(p, col, __ldcg(acc + col));
     acc[col] = 0.0;
   }
-  if (threadIdx.x == 0) *ticket = 0u;
 }
 
 }  // namespace ng

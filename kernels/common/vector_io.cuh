@@ -71,6 +71,23 @@ __device__ __forceinline__ void prefetch_l2_bulk(const void *ptr, uint32_t bytes
 }
 #endif
 
+#if !defined(CAKE_HOST_EMULATION)
+// 16 bytes global -> shared without registers (cp.async, L1 bypassed); with full == false the
+// 16 bytes are zero-filled and nothing is read. Completion: commit groups, waited per thread.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool full) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
+               "r"(full ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Wait until at most kPending of this thread's commit groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+#endif
+
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 

@@ -8,6 +8,7 @@
 #include "api/struct_size.h"
 #include "api/validate.h"
 #include "error/error.h"
+#include "families/normgate_launch.h"
 
 namespace cake {
 
@@ -55,8 +56,14 @@ cake_status_t load_programs(cake_handle_t h) {
                   "disagree",
                   prog.name, prog.kernel, h->image->targets, h->table->tag);
     }
+    // Programs past the 48 KiB default opt in to their dynamic shared memory once, here.
+    const uint32_t smem = normgate_smem_bytes(prog);
+    if (smem > 48u * 1024u) {
+      CAKE_CU(drv, cuFuncSetAttribute(h->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      static_cast<int>(smem)));
+    }
     CAKE_CU(drv, cuOccupancyMaxActiveBlocksPerMultiprocessor(&h->ctas_per_sm[i], h->functions[i],
-                                                             static_cast<int>(prog.threads), 0));
+                                                             static_cast<int>(prog.threads), smem));
     if (h->ctas_per_sm[i] < 1) {
       return fail(CAKE_STATUS_INTERNAL_ERROR, "program %s: the driver reports no resident CTA",
                   prog.name);

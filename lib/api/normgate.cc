@@ -227,7 +227,8 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
   p.d = d.d;
   p.eps = d.eps;
   p.packed = (d.x_stride == d.d && d.z_stride == d.d) ? 1 : 0;
-  return launch_program(handle, call.program, call.launch.grid, call.launch.block, 0, stream, &p);
+  return launch_program(handle, call.program, call.launch.grid, call.launch.block,
+                        call.launch.smem_bytes, stream, &p);
 }
 
 CAKE_API cake_status_t cake_normgate_workspace_size(cake_handle_t handle,
@@ -302,7 +303,8 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
   p.packed = (d.x_stride == d.d && d.z_stride == d.d && d.dy_stride == d.d) ? 1 : 0;
   p.dw_f32 = d.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
   p.dw_flags = static_cast<int32_t>(d.flags);
-  return launch_program(handle, call.program, call.launch.grid, call.launch.block, 0, stream, &p);
+  return launch_program(handle, call.program, call.launch.grid, call.launch.block,
+                        call.launch.smem_bytes, stream, &p);
 }
 
 }  // extern "C"

@@ -16,8 +16,28 @@ int64_t normgate_groups_per_cta(const cake_program_desc &prog) {
   return prog.op == CAKE_NG_OP_FWD ? prog.threads / 32 : 1;
 }
 
+bool normgate_is_tuned_backward(const cake_program_desc &prog) {
+  return prog.family == CAKE_FAMILY_NORMGATE && prog.op != CAKE_NG_OP_FWD && prog.knobs[kNgD] != 0;
+}
+
+uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
+  if (!normgate_is_tuned_backward(prog)) return 0;
+  return static_cast<uint32_t>(cake_ng_bwd_smem_of(prog.knobs[kNgD], static_cast<int32_t>(prog.threads),
+                                                   prog.knobs[kNgRowsPerGroup], prog.knobs[kNgDepth])
+                                   .bytes);
+}
+
 NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int64_t resident_ctas) {
   NormgateLaunch l;
+  l.block = prog.threads;
+  l.smem_bytes = normgate_smem_bytes(prog);
+  if (normgate_is_tuned_backward(prog)) {  // units of one step, a persistent grid takes them
+    l.rows_per_block = normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup];
+    l.num_blocks = (rows + l.rows_per_block - 1) / l.rows_per_block;
+    l.grid = static_cast<uint32_t>(
+        std::min<int64_t>(std::min(l.num_blocks, std::max<int64_t>(resident_ctas, 1)), INT32_MAX));
+    return l;
+  }
   const int64_t groups = normgate_groups_per_cta(prog);
   // Forward: each group takes rows_per_group rows per trip. Backward: each group one dw chunk.
   l.rows_per_block = prog.op == CAKE_NG_OP_FWD ? groups * prog.knobs[kNgRowsPerGroup]
@@ -26,7 +46,6 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int6
   int64_t grid = l.num_blocks;
   if (prog.knobs[kNgPersistent] != 0) grid = std::min(grid, std::max<int64_t>(resident_ctas, 1));
   l.grid = static_cast<uint32_t>(std::min<int64_t>(grid, INT32_MAX));
-  l.block = prog.threads;
   return l;
 }
 
@@ -34,7 +53,12 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
                                  bool skip_dw) {
   if (skip_dw || prog.op == CAKE_NG_OP_FWD) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d);
-  const cake_ng_tree tree = cake_ng_tree_of(rows, d, normgate_groups_per_cta(prog));
+  // Level-0 nodes: one per unit (a step of rows) for the tuned programs, per chunk otherwise.
+  const int64_t chunks_per_node =
+      normgate_is_tuned_backward(prog)
+          ? normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
+          : normgate_groups_per_cta(prog);
+  const cake_ng_tree tree = cake_ng_tree_of(rows, d, chunks_per_node);
   return cake_ng_tree_bytes(&tree);
 }
 

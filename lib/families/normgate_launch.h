@@ -10,14 +10,23 @@
 namespace cake {
 
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
-enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgPrefetch = 2, kNgPersistent = 3 };
+// kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); tuned backward, stages of the
+// shared-memory load ring.
+enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3 };
 
 struct NormgateLaunch {
   int64_t rows_per_block;  // rows one CTA takes per loop trip
   int64_t num_blocks;
   uint32_t grid;           // CTAs; the kernel strides over blocks by gridDim.x
   uint32_t block;          // threads
+  uint32_t smem_bytes;     // dynamic shared memory
 };
+
+// The tuned backward programs (balanced chunk ranges, shared-memory ring): D != 0, backward.
+bool normgate_is_tuned_backward(const cake_program_desc &prog);
+
+// Dynamic shared memory a normgate program launches with (0 for most).
+uint32_t normgate_smem_bytes(const cake_program_desc &prog);
 
 // True when the program computes rows of width d (its tuned width, or any for general ones).
 bool normgate_program_serves(const cake_program_desc &prog, int32_t d);

@@ -117,8 +117,10 @@ int64_t f32_ordinal(float f) {
 }
 
 // dx, dz against the reference; dw against the reference sum (plus `base` when accumulating).
+// statistical: also the relative L2 bound, meaningful for random rows; rows built to be
+// extreme are dominated by a few values, and each element is held to 1 ulp instead.
 void check_reference(const Inputs &in, const Run &run, const Outputs &out,
-                     const std::vector<double> *base = nullptr) {
+                     const std::vector<double> *base = nullptr, bool statistical = true) {
   std::vector<double> rdx, rdz, rdw;
   cake_test::normgate_backward_ref(in.s, in.dy.data(), in.x.data(), in.z.data(), in.w.data(), &rdx, &rdz, &rdw);
   char first[256] = {0};
@@ -127,7 +129,8 @@ void check_reference(const Inputs &in, const Run &run, const Outputs &out,
     const bool is_dx = t == 0;
     const int64_t bad = cake_test::check_grad(is_dx ? "dx" : "dz", in.s.rows, in.s.d, is_dx ? rdx : rdz,
                                               is_dx ? out.dx.data() : out.dz.data(),
-                                              is_dx ? in.s.dx_stride : in.s.dz_stride, &l2, first, sizeof first);
+                                              is_dx ? in.s.dx_stride : in.s.dz_stride, &l2, first, sizeof first,
+                                              statistical);
     if (bad != 0) {
       print_error("%s rows=%lld d=%d: %lld failures; first: %s\n", out.program.c_str(),
                   (long long)in.s.rows, in.s.d, (long long)bad, first);
@@ -354,7 +357,7 @@ static void test_backward_large(void **) {
   const Outputs n0 = run_backward(g_handle, in, nd);
   check_same_bits(n0, d0, false);
   check_dw_within_ulp(n0, d0, det.dw_dtype, in.s.d);
-  assert_true(for_each_program(g_handle, in, det, d0, true) >= 3);
+  assert_true(for_each_program(g_handle, in, det, d0, true) >= 2);  // tuned + general
 }
 
 static void test_backward_special_rows(void **) {
@@ -376,7 +379,7 @@ static void test_backward_special_rows(void **) {
     Run run;
     run.dw_dtype = CAKE_DTYPE_F32;
     const Outputs out = run_backward(g_handle, in, run);
-    check_reference(in, run, out);
+    check_reference(in, run, out, nullptr, false);
     for (int r : {0, 1, 3, 8, 9}) {
       for (int c = 0; c < d; ++c) {
         assert_false(std::isnan(cake_test::bf16_to_float(out.dx[size_t(r) * d + c])));
@@ -389,7 +392,7 @@ static void test_backward_special_rows(void **) {
     Run skip = run;
     skip.flags = CAKE_NORMGATE_DW_SKIP;
     const Outputs bad = run_backward(g_handle, in, skip);
-    check_reference(in, skip, bad);
+    check_reference(in, skip, bad, nullptr, false);
     for (int r = 10; r < 64; ++r) {
       for (int c = 0; c < d; ++c) assert_true(std::isfinite(cake_test::bf16_to_float(bad.dx[size_t(r) * d + c])));
     }

@@ -259,12 +259,31 @@ inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t me
 
 // Rows one CTA covers per trip, and dw chunks per level-0 tree node, as the kernel bodies
 // compute them (kernels/common/normgate_fwd.cuh, normgate_bwd.cuh) from their template knobs.
+// The tuned backward kernels (D != 0) take units of one step (threads / (d/8) * rows_per_group
+// rows) from a persistent grid: a "block" is a unit.
+inline bool ng_tuned_backward(const cake_program_desc &prog) {
+  return prog.op != CAKE_NG_OP_FWD && prog.knobs[0] != 0;
+}
 inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog) {
   const int64_t d = prog.knobs[0], threads = prog.threads;
   if (prog.op == CAKE_NG_OP_FWD) {
     return d != 0 ? threads / (d / 8) * prog.knobs[1] : threads / 32;
   }
-  return d != 0 ? threads / (d / 8) * CAKE_NG_DW_CHUNK_ROWS : CAKE_NG_DW_CHUNK_ROWS;
+  return d != 0 ? threads / (d / 8) * prog.knobs[1] : CAKE_NG_DW_CHUNK_ROWS;
+}
+// CTAs a tuned backward launch takes: one per resident slot, at most one per unit.
+inline unsigned ng_tuned_backward_grid(const cake_handle_st *h, int program, int64_t rows) {
+  const cake_program_desc &prog = h->table->programs[program];
+  const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[program];
+  const int64_t unit = ng_kernel_rows_per_block(prog);
+  return static_cast<unsigned>(std::min<int64_t>(std::min(resident, (rows + unit - 1) / unit), 0x7fffffff));
+}
+// Dynamic shared memory the kernel's layout (normgate_workspace.h) takes.
+inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
+  if (!ng_tuned_backward(prog)) return 0;
+  return cake_ng_bwd_smem_of(prog.knobs[0], static_cast<int32_t>(prog.threads), prog.knobs[1],
+                             prog.knobs[2])
+      .bytes;
 }
 inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog) {
   return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : 1;
@@ -274,6 +293,10 @@ inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog) {
 inline int64_t ng_kernel_workspace(const cake_program_desc &prog, const cake_normgate_desc &d) {
   if (prog.op == CAKE_NG_OP_FWD || (d.flags & CAKE_NORMGATE_DW_SKIP)) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d.d);
+  if (ng_tuned_backward(prog)) {  // one level-0 node per unit
+    const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_rows_per_block(prog) / CAKE_NG_DW_CHUNK_ROWS);
+    return cake_ng_tree_bytes(&tree);
+  }
   const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_chunks_per_block(prog));
   return cake_ng_tree_bytes(&tree);
 }
@@ -314,7 +337,10 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (l.grid[0] < 1 || l.grid[0] > 0x7fffffffu || l.grid[1] != 1 || l.grid[2] != 1) {
     return fmt("grid %ux%ux%u", l.grid[0], l.grid[1], l.grid[2]);
   }
-  if (l.smem > 48 * 1024) return fmt("%u bytes of dynamic shared memory without opt-in", l.smem);
+  if (l.smem != ng_kernel_smem(prog)) {
+    return fmt("%u bytes of dynamic shared memory; the kernel of %s lays out %lld", l.smem,
+               prog.name, (long long)ng_kernel_smem(prog));
+  }
   cake_normgate_params q;
   std::memcpy(&q, l.params, sizeof q);
   const int64_t want_rpb = ng_kernel_rows_per_block(prog);
@@ -327,7 +353,12 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   const int64_t want_blocks = (desc.rows + want_rpb - 1) / want_rpb;
   if (q.num_blocks != want_blocks) return fmt("num_blocks %lld, want %lld", (long long)q.num_blocks, (long long)want_blocks);
   if (l.grid[0] > q.num_blocks) return fmt("grid %u > %lld blocks", l.grid[0], (long long)q.num_blocks);
-  if (prog.knobs[3] == 0 && int64_t(l.grid[0]) != std::min<int64_t>(q.num_blocks, 0x7fffffff)) {
+  if (ng_tuned_backward(prog) && l.grid[0] != ng_tuned_backward_grid(h, l.program, desc.rows)) {
+    return fmt("%s launched %u CTAs; its ranges (and workspace) assume %u", prog.name, l.grid[0],
+               ng_tuned_backward_grid(h, l.program, desc.rows));
+  }
+  if (!ng_tuned_backward(prog) && prog.knobs[3] == 0 &&
+      int64_t(l.grid[0]) != std::min<int64_t>(q.num_blocks, 0x7fffffff)) {
     return fmt("non-persistent %s launched %u CTAs for %lld blocks", prog.name, l.grid[0],
                (long long)q.num_blocks);
   }
