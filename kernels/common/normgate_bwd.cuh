@@ -133,7 +133,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   static_assert(kStepRows % kChunk == 0, "a step holds whole chunks");
   static_assert((kStepChunks & (kStepChunks - 1)) == 0 && kStepChunks <= 8, "unit: 2^k chunks");
-  static_assert(kStages >= 2, "the ring needs a stage in flight while one is read");
+  static_assert(kStages >= 2 && kStages <= 6, "the ring needs a stage in flight while one is read");
   static_assert(kThreads >= kD, "one thread per column for the chunk order");
 
   extern __shared__ __align__(16) unsigned char smem[];
@@ -144,6 +144,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   int *flag = reinterpret_cast<int *>(smem + lay.words_offset);
   int *nready = flag + 1;
   long long *unit_ring = reinterpret_cast<long long *>(smem + lay.ring_offset);
+  uint64_t *bars = reinterpret_cast<uint64_t *>(smem + lay.words_offset + 16);  // [kStages <= 6]
   long long *ready = reinterpret_cast<long long *>(smem + lay.ready_offset);
 
   const int tid = threadIdx.x;
@@ -166,18 +167,43 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     return (j <= kStages || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x) : unit_ring[j % kRing];
   };
 
+  // A stage holds the step's rows of x, z and dy, each tensor's rows packed: [3][kStepRows][kD].
+  // Packed tensors (stride == d) arrive as three bulk copies issued by thread 0 and complete on
+  // the stage's mbarrier (the issue costs the other threads nothing: the kernel is
+  // instruction-bound); strided ones as one 16-byte cp.async per thread, row and tensor.
+  constexpr int kTensorVecs = kStepRows * kD / 8;  // 16-byte vectors of one tensor in a stage
+  const bool bulk = p.packed != 0;
+  if (bulk && tid == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1);
+    mbar_init_fence();
+  }
+  __syncthreads();
   auto issue = [&](int64_t step, int stage) {
     const int64_t u = unit_of(step);
+    uint4 *st = ring + stage * kStageVecs;
+    if (bulk) {
+      if (tid == 0 && u < units) {
+        const int64_t row0 = u * kStepRows;
+        const unsigned bytes = static_cast<unsigned>(min(int64_t(kStepRows), p.rows - row0) * kD * 2);
+        mbar_arrive_expect(&bars[stage], 3 * bytes);
+        bulk_copy_g2s(st, p.x + row0 * kD, bytes, &bars[stage]);
+        bulk_copy_g2s(st + kTensorVecs, p.z + row0 * kD, bytes, &bars[stage]);
+        bulk_copy_g2s(st + 2 * kTensorVecs, p.dy + row0 * kD, bytes, &bars[stage]);
+      }
+      return;
+    }
     if (u < units) {
-      uint4 *st = ring + stage * kStageVecs;
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
-        const int64_t row = u * kStepRows + r * kGroups + group;
+        const int in_step = r * kGroups + group;
+        const int64_t row = u * kStepRows + in_step;
         const bool ok = row < p.rows;
         const int64_t src = ok ? row : 0;
-        cp_async16(st + (3 * r + 0) * kThreads + tid, p.x + src * p.x_stride + lane * 8, ok);
-        cp_async16(st + (3 * r + 1) * kThreads + tid, p.z + src * p.z_stride + lane * 8, ok);
-        cp_async16(st + (3 * r + 2) * kThreads + tid, p.dy + src * p.dy_stride + lane * 8, ok);
+        uint4 *v = st + in_step * kLanes + lane;
+        cp_async16(v, p.x + src * p.x_stride + lane * 8, ok);
+        cp_async16(v + kTensorVecs, p.z + src * p.z_stride + lane * 8, ok);
+        cp_async16(v + 2 * kTensorVecs, p.dy + src * p.dy_stride + lane * 8, ok);
       }
     }
     cp_async_commit();  // possibly empty: the group count stays uniform
@@ -196,16 +222,21 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     const int64_t u = unit_of(i);
     if (u >= units) break;  // CTA-uniform: fetched ids only grow
     issue(i + kStages - 1, stage == 0 ? kStages - 1 : stage - 1);
-    cp_async_wait<kStages - 1>();
+    if (bulk) {
+      mbar_wait(&bars[stage], static_cast<unsigned>((i / kStages) & 1));  // the stage's use count
+    } else {
+      cp_async_wait<kStages - 1>();
+    }
     const uint4 *st = ring + stage * kStageVecs;
     stage = stage + 1 == kStages ? 0 : stage + 1;
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
-      const int64_t row = u * kStepRows + r * kGroups + group;
+      const int in_step = r * kGroups + group;
+      const int64_t row = u * kStepRows + in_step;
+      const uint4 *v = st + in_step * kLanes + lane;
       float t[8];
-      row_backward<kLanes>(p, row, row < p.rows, lane, st[(3 * r + 0) * kThreads + tid],
-                           st[(3 * r + 1) * kThreads + tid], st[(3 * r + 2) * kThreads + tid], wf,
-                           inv_d, t);
+      row_backward<kLanes>(p, row, row < p.rows, lane, v[0], v[kTensorVecs], v[2 * kTensorVecs],
+                           wf, inv_d, t);
       if (want_dw) {
         float4 *dst = reinterpret_cast<float4 *>(tbuf + (r * kGroups + group) * kD + lane * 8);
         dst[0] = make_float4(t[0], t[1], t[2], t[3]);
