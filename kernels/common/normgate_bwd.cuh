@@ -5,16 +5,16 @@
 // dw += a*n. The two row sums (x^2 and g*n) use the canonical tree of normgate_math.cuh, so
 // every program gives the same dx and dz bits.
 //
-// Schedule: a group of lanes owns one dw chunk (CAKE_NG_DW_CHUNK_ROWS consecutive rows) and
-// walks its rows in order, kRowsPerGroup rows of loads in flight, adding a*n into FP32 in row
-// order (the chunk's canonical sum). A CTA of G groups takes G consecutive chunks (a "block");
-// blocks are strided over the grid.
-//  - tuned (D = 64, 128, 256): a group is D/8 lanes, one 16-byte vector per tensor and row.
-//  - general (any D): the whole CTA is one group; each thread holds up to kGeneralVec vectors of
-//    a row; the row sums go through the shared-memory tree.
-// Deterministic: the block's G chunk sums are added in FP64 as a tree in shared memory and
-// published to the workspace tree (normgate_dw.cuh). Non-deterministic: each CTA adds its
-// chunk sums in FP64 in any order, then one FP64 atomic per column; a ticket finalises.
+// Schedules (every one adds a chunk's CAKE_NG_DW_CHUNK_ROWS rows of a*n into FP32 in row
+// order, the chunk's canonical sum, and the chunk sums in FP64 above):
+//  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
+//    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
+//    are taken after each step from the rows' terms in shared memory. Deterministic: one
+//    level-0 tree node per unit; non-deterministic: an FP64 sum per column and CTA.
+//  - general (any D; bwd_general): the whole CTA walks one chunk's rows in order, each thread
+//    holding up to kGeneralVec vectors of a row; the row sums go through the shared-memory
+//    tree. Deterministic: one level-0 node per chunk; non-deterministic: FP64 atomics.
+// The tree, the tickets and the workspace layout are in normgate_dw.cuh / normgate_workspace.h.
 #pragma once
 #include <stdint.h>
 

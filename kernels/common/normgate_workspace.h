@@ -6,9 +6,10 @@
  *   chunk   FP32, the chunk's rows added in row order (rows past the end add +0);
  *   above   FP64, a full binary tree over chunk index (adjacent pairs first, missing chunks +0).
  * Every node of that tree is an aligned dyadic interval of chunks, so any schedule that builds
- * whole aligned subtrees gives the same bits. Programs build it in levels: a CTA block of G
- * chunks (G a power of two) -> level 0 node; every 64 nodes of a level -> one node of the next
- * (the last CTA to finish a child, by a ticket counter, builds the parent); the single node of
+ * whole aligned subtrees gives the same bits. Programs build it in levels: a block of G chunks
+ * (G a power of two: one chunk for the general programs, one unit of a step for the tuned ones)
+ * -> level 0 node; every 64 nodes of a level -> one node of the next (the CTA whose arrival
+ * completes a parent's counter builds the parent); the single node of
  * the top level is rounded once into dw. Whoever consumes a counter or a node writes it back to
  * zero, so every call leaves the whole workspace zero, whatever its shape: one buffer serves
  * later calls of any shape that fits, and graph replays.
