@@ -10,7 +10,9 @@
 //  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
 //    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
 //    are taken after each step from the rows' terms in shared memory. Deterministic: one
-//    level-0 tree node per unit; non-deterministic: an FP64 sum per column and CTA.
+//    level-0 tree node per unit, the levels above built by all CTAs after the walk (a
+//    cooperative launch, a grid barrier per level); non-deterministic: an FP64 sum per
+//    column and chunk thread.
 //  - general (any D; bwd_general): the whole CTA walks one chunk's rows in order, each thread
 //    holding up to kGeneralVec vectors of a row; the row sums go through the shared-memory
 //    tree. Deterministic: one level-0 node per chunk; non-deterministic: FP64 atomics.
@@ -110,17 +112,20 @@ __device__ __forceinline__ void row_backward(const cake_normgate_params &p, int6
 // (kRowsPerGroup * kGroups rows, whole chunks); each CTA takes its first kPrefetch + 1 units
 // by its index and every later one from a shared counter, so fast and slow SMs finish
 // together. Consecutive groups take consecutive rows of a unit. Loads run kPrefetch - 1 steps
-// ahead through a shared-memory ring (cp.async: bytes in flight without registers; each
-// thread reads back only what it copied, so no barrier guards the ring). Each row's dw terms go
-// to shared memory; after the step, one thread per (chunk, column) adds the chunk's 16 rows in
-// row order (the canonical FP32 chunk sum). Then one thread per column: the deterministic
-// package adds the unit's chunk sums as their aligned FP64 subtree into the unit's level-0
-// node of the workspace tree (normgate_workspace.h), the non-deterministic one into its FP64
-// sum (one atomic per column and CTA at the end). Both packages see the same chunk sums.
+// ahead through a shared-memory ring (bulk copies or cp.async: bytes in flight without
+// registers). Each row's dw terms go to one of two shared-memory step buffers; after the
+// step's one barrier, one thread per (chunk, column) adds the chunk's 16 rows in row order
+// (the canonical FP32 chunk sum) while the other warps start the next step (the Nsight
+// Compute profile of the two-barrier version had a quarter of all warp cycles waiting at
+// barriers). The deterministic package adds the unit's chunk sums as their aligned FP64
+// subtree (xor-shuffles across the chunk lanes) into the unit's level-0 node of the workspace
+// tree (normgate_workspace.h); the non-deterministic one keeps an FP64 sum per chunk thread
+// (one atomic per column and CTA at the end). Both packages see the same chunk sums.
 template <class Cfg>
 __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kD = Cfg::kD;
   constexpr int kLanes = kD / 8;
+  constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   constexpr int kThreads = Cfg::kThreads;
   constexpr int kGroups = kThreads / kLanes;
   constexpr int kR = Cfg::kRowsPerGroup;
@@ -130,22 +135,26 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kStepChunks = kStepRows / kChunk;
   constexpr int kStageVecs = kR * 3 * kThreads;
   constexpr int kRing = kStages + 2;  // unit ids: steps <= kStages are static, later ones fetched
-  constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   static_assert(kStepRows % kChunk == 0, "a step holds whole chunks");
   static_assert((kStepChunks & (kStepChunks - 1)) == 0 && kStepChunks <= 8, "unit: 2^k chunks");
   static_assert(kStages >= 2 && kStages <= 6, "the ring needs a stage in flight while one is read");
-  static_assert(kThreads >= kD, "one thread per column for the chunk order");
+  // The chunk sums: one thread per (column, chunk of the step), the chunks of a column in
+  // adjacent lanes (their FP64 subtree is a few xor-shuffles).
+  constexpr int kChunkItems = kStepChunks * kD;
+  static_assert(kChunkItems <= kThreads && kChunkItems % 32 == 0, "one thread per chunk column");
+  // tbuf: two step buffers (the chunk sums of step i run while other warps start step i + 1),
+  // each [chunk][16 rows][kD] floats with 32/kStepChunks floats after every chunk, so that the
+  // lanes of a chunk-sum read (kStepChunks chunks x 32/kStepChunks columns) hit 32 banks.
+  constexpr int kTChunk = CAKE_NG_DW_CHUNK_ROWS * kD + 32 / kStepChunks;
+  constexpr int kTBuf = kStepChunks * kTChunk;
 
   extern __shared__ __align__(16) unsigned char smem[];
   const cake_ng_bwd_smem lay = cake_ng_bwd_smem_of(kD, kThreads, kR, kStages);
   uint4 *ring = reinterpret_cast<uint4 *>(smem);
   float *tbuf = reinterpret_cast<float *>(smem + lay.t_offset);
-  double *cbuf = reinterpret_cast<double *>(smem + lay.chunk_offset);
   int *flag = reinterpret_cast<int *>(smem + lay.words_offset);
-  int *nready = flag + 1;
   long long *unit_ring = reinterpret_cast<long long *>(smem + lay.ring_offset);
   uint64_t *bars = reinterpret_cast<uint64_t *>(smem + lay.words_offset + 16);  // [kStages <= 6]
-  long long *ready = reinterpret_cast<long long *>(smem + lay.ready_offset);
 
   const int tid = threadIdx.x;
   const int lane = tid % kLanes;
@@ -153,20 +162,17 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   const int64_t units = (p.rows + kStepRows - 1) / kStepRows;
   const cake_ng_tree tree = cake_ng_tree_of(p.rows, kD, kStepChunks);  // deterministic
-  unsigned *unit_counter = reinterpret_cast<unsigned *>(static_cast<char *>(p.workspace) +
-                                                        cake_ng_nondet_counter_offset(kD)) + 1;
+  // The unit counter's ticket (reset by the last CTA to take one) and the counter.
+  unsigned *ticket = reinterpret_cast<unsigned *>(
+      static_cast<char *>(p.workspace) +
+      (kDet ? cake_ng_det_counter_offset(&tree) : cake_ng_nondet_counter_offset(kD)));
+  unsigned *unit_counter = ticket + 1;
   const int64_t dynamic_base = int64_t(kStages + 1) * gridDim.x;
-  // The deterministic package walks a contiguous range of units (so that its units fill whole
-  // parents of the tree, which it completes itself); it has no counter.
-  const int64_t det_begin = kDet ? blockIdx.x * units / gridDim.x : 0;
-  const int64_t det_end = kDet ? (blockIdx.x + 1) * units / gridDim.x : 0;
-  // Non-deterministic: the unit of step j is static for j <= kStages, else fetched by thread 0
-  // two steps before use. Without dw there is no workspace and so no counter: grid-strided.
+  // The unit of step j is static for j <= kStages, else fetched by thread 0 two steps before
+  // use. Without dw there is no workspace and so no counter: grid-strided.
   auto unit_of = [&](int64_t j) -> int64_t {
-    if (kDet) return det_begin + j < det_end ? det_begin + j : units;
     return (j <= kStages || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x) : unit_ring[j % kRing];
   };
-
   // A stage holds the step's rows of x, z and dy, each tensor's rows packed: [3][kStepRows][kD].
   // Packed tensors (stride == d) arrive as three bulk copies issued by thread 0 and complete on
   // the stage's mbarrier (the issue costs the other threads nothing: the kernel is
@@ -214,11 +220,19 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   float wf[8];
   unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
   const float inv_d = inverse_width(kD);
-  double nd_sum = 0.0;   // FP64 sum of chunk sums (non-deterministic package, column threads)
+  // Where the CTA has twice the chunk threads' count, the lower and the upper half take the
+  // chunk sums of alternate steps, so that every warp waits as long at the step's barrier.
+  constexpr bool kAlternate = 2 * kChunkItems <= kThreads;
+  const int item = kAlternate ? tid % kChunkItems : tid;
+  const int chunk_k = item % kStepChunks, chunk_col = item / kStepChunks;
+  const int chunk_half = kAlternate ? tid / kChunkItems : 0;  // 0, 1; 2+ never sums
+  const bool chunk_thread = want_dw && (kAlternate ? chunk_half < 2 : tid < kChunkItems);
+  double part = 0.0;     // non-deterministic: FP64 sum of this thread's chunk sums
   unsigned held = 0;     // thread 0: the last fetched counter value, stored one step later
 
   int stage = 0;
-  for (int64_t i = 0;; ++i) {
+  int64_t i = 0;  // steps walked
+  for (;; ++i) {
     const int64_t u = unit_of(i);
     if (u >= units) break;  // CTA-uniform: fetched ids only grow
     issue(i + kStages - 1, stage == 0 ? kStages - 1 : stage - 1);
@@ -238,50 +252,55 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       row_backward<kLanes>(p, row, row < p.rows, lane, v[0], v[kTensorVecs], v[2 * kTensorVecs],
                            wf, inv_d, t);
       if (want_dw) {
-        float4 *dst = reinterpret_cast<float4 *>(tbuf + (r * kGroups + group) * kD + lane * 8);
+        const int in_step = r * kGroups + group;
+        float4 *dst = reinterpret_cast<float4 *>(tbuf + (i & 1) * kTBuf +
+                                                 (in_step / kChunk) * kTChunk +
+                                                 (in_step % kChunk) * kD + lane * 8);
         dst[0] = make_float4(t[0], t[1], t[2], t[3]);
         dst[1] = make_float4(t[4], t[5], t[6], t[7]);
       }
     }
-    __syncthreads();  // the step's dw terms are in tbuf; the unit ring's writes are visible
-    if (!kDet && want_dw && tid == 0) {  // the unit of step i + kStages + 1 (lands next step)
+    // One barrier a step: the step's dw terms are in tbuf[i & 1] and the unit ring's writes are
+    // visible; the chunk sums of step i - 1 (the other buffer) and every read of the ring
+    // stage that thread 0 refills next are behind every thread.
+    __syncthreads();
+    if (want_dw && tid == 0) {  // the unit of step i + kStages + 1 (lands next step)
       if (i >= 1) unit_ring[(i + kStages) % kRing] = dynamic_base + held;
       held = atomicAdd(unit_counter, 1u);
     }
-    if (want_dw) {
-      for (int pi = tid; pi < kStepChunks * kD; pi += kThreads) {
-        const float *src = tbuf + (pi / kD) * kChunk * kD + pi % kD;
-        float acc = src[0];
+    if (chunk_thread && (!kAlternate || chunk_half == (i & 1))) {  // canonical FP32 chunk sum
+      const float *src = tbuf + (i & 1) * kTBuf + chunk_k * kTChunk + chunk_col;
+      float acc = src[0];
 #pragma unroll
-        for (int r = 1; r < kChunk; ++r) acc = __fadd_rn(acc, src[r * kD]);
-        cbuf[pi] = static_cast<double>(acc);
-      }
-    }
-    __syncthreads();  // chunk sums ready; tbuf free for the next step
-    if (want_dw && tid < kD) {
-      double c[kStepChunks];
+      for (int r = 1; r < kChunk; ++r) acc = __fadd_rn(acc, src[r * kD]);
+      double c = static_cast<double>(acc);
+      if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
 #pragma unroll
-      for (int k = 0; k < kStepChunks; ++k) c[k] = cbuf[k * kD + tid];
-      if constexpr (kDet) {  // the unit's aligned subtree: adjacent pairs first
-#pragma unroll
-        for (int h = 1; h < kStepChunks; h <<= 1) {
-#pragma unroll
-          for (int k = 0; k < kStepChunks; k += 2 * h) c[k] = __dadd_rn(c[k], c[k + h]);
-        }
-        tree_node(p, cake_ng_level_of(&tree, 0), u)[tid] = c[0];
+        for (int h = 1; h < kStepChunks; h <<= 1) c = __dadd_rn(c, __shfl_xor_sync(0xffffffffu, c, h));
+        if (chunk_k == 0) tree_node(p, cake_ng_level_of(&tree, 0), u)[chunk_col] = c;
       } else {
-#pragma unroll
-        for (int k = 0; k < kStepChunks; ++k) nd_sum = __dadd_rn(nd_sum, c[k]);
+        part = __dadd_rn(part, c);
       }
     }
   }
   cp_async_wait<0>();
   if (!want_dw) return;
   if constexpr (kDet) {
-    arrive_range(p, tree, det_begin, det_end, ready, nready, flag,
-                 reinterpret_cast<double *>(tbuf));  // t is free after the walk
+    __syncthreads();  // tbuf is free: the scratch of the tree's combines
+    build_tree_cooperative(p, tree, ticket, reinterpret_cast<double *>(tbuf));
   } else {
-    if (tid < kD) nondet_add(p, tid, nd_sum);
+    if constexpr (kAlternate) {  // the upper half's sums join the lower half's
+      double *halves = reinterpret_cast<double *>(tbuf);
+      __syncthreads();  // the last step's chunk sums have read tbuf
+      if (chunk_thread && chunk_half == 1) halves[item] = part;
+      __syncthreads();
+      if (chunk_thread && chunk_half == 0) part = __dadd_rn(part, halves[item]);
+    }
+    if (chunk_thread && chunk_half == 0) {
+#pragma unroll
+      for (int h = 1; h < kStepChunks; h <<= 1) part = __dadd_rn(part, __shfl_xor_sync(0xffffffffu, part, h));
+      if (chunk_k == 0) nondet_add(p, chunk_col, part);
+    }
     nondet_finish(p, flag);  // its last CTA also resets the unit counter
   }
 }

@@ -180,43 +180,53 @@ __device__ __forceinline__ void combine_children_wide(const cake_normgate_params
   if (part == 0) tree_node(p, up, parent)[col] = scratch[col];
 }
 
-// Tuned backward programs, deterministic package: the CTA wrote the level-0 nodes of its units
-// [begin, end). Each parent they touch gets one arrival counting them (warp 0, the atomics in
-// flight together); the parents this CTA completed are combined and climb. Every thread of the
-// CTA calls this; `ready` holds CAKE_NG_ARRIVAL_BATCH parents, `scratch` one double a thread.
-__device__ __forceinline__ void arrive_range(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int64_t begin, int64_t end, long long *ready,
-                                             int *nready, int *flag, double *scratch) {
-  __syncthreads();  // the nodes are written
-  if (begin >= end) return;
-  if (t.levels == 1) {  // a single unit: its node is the root
-    store_root(p, t);
-    return;
+// Acquire load of a GPU-scope counter.
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Grid barrier of a cooperative launch (every CTA resident): every thread of every CTA calls
+// it; what a CTA wrote before it, every CTA sees after it. `counter` counts the arrivals; the
+// caller resets it once every CTA has left.
+__device__ __forceinline__ void grid_barrier(unsigned *counter) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    atomicAdd(counter, 1u);
+    while (load_acquire_gpu(counter) < gridDim.x) __nanosleep(32);
+    fence_acq_rel_gpu();
   }
-  const int64_t first = begin / CAKE_NG_TREE_FANOUT, last = (end - 1) / CAKE_NG_TREE_FANOUT;
-  for (int64_t batch = first; batch <= last; batch += CAKE_NG_ARRIVAL_BATCH) {
-    if (threadIdx.x < 32) {
-      if (threadIdx.x == 0) *nready = 0;
-      __syncwarp();
-      fence_acq_rel_gpu();
-      const cake_ng_level up = cake_ng_level_of(&t, 1);
-      const int64_t stop = min(last + 1, batch + CAKE_NG_ARRIVAL_BATCH);
-      for (int64_t parent = batch + threadIdx.x; parent < stop; parent += 32) {
-        const int64_t lo = max(begin, parent * CAKE_NG_TREE_FANOUT);
-        const int64_t hi = min(end, (parent + 1) * CAKE_NG_TREE_FANOUT);
-        if (arrive_last(tree_counter(p, up, parent), static_cast<unsigned>(hi - lo),
-                        static_cast<unsigned>(tree_children(t, 0, parent)))) {
-          ready[atomicAdd(nready, 1)] = parent;
-        }
-      }
+  __syncthreads();
+}
+
+// Tuned backward programs, deterministic package, after the walk (every level-0 node written):
+// the CTAs build each level from the one below in parallel, a grid barrier before each level,
+// and CTA 0 (which builds the single top node) rounds it into dw. `words` after the tree
+// (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + l] the barrier before level
+// l + 1; the last CTA to take the exit ticket resets what is still set. Every thread calls
+// this; `scratch` holds one double a thread.
+__device__ __forceinline__ void build_tree_cooperative(const cake_normgate_params &p,
+                                                       const cake_ng_tree &t, unsigned *words,
+                                                       double *scratch) {
+  for (int l = 0; l + 1 < t.levels; ++l) {
+    grid_barrier(&words[2 + l]);
+    if (l >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + l] = 0u;  // all left barrier l-1
+    const int64_t parents = cake_ng_level_of(&t, l + 1).nodes;
+    for (int64_t n = blockIdx.x; n < parents; n += gridDim.x) {
+      combine_children_wide(p, t, l, n, scratch);
+      __syncthreads();  // scratch is reused
     }
-    __syncthreads();
-    const int m = *nready;
-    for (int r = 0; r < m; ++r) {
-      combine_children_wide(p, t, 0, ready[r], scratch);
-      tree_publish(p, t, 1, ready[r], 1u, flag);
+  }
+  if (blockIdx.x == 0) store_root(p, t);  // one level: CTA 0 walked the single unit
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    if (arrive_last(&words[0], 1u, gridDim.x)) {
+      words[1] = 0u;                                        // every CTA has stopped fetching
+      if (t.levels > 1) words[2 + t.levels - 2] = 0u;       // and has left the last barrier
     }
-    __syncthreads();
   }
 }
 

@@ -93,21 +93,30 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
   return top.counter_offset + (t->levels > 1 ? cake_ng_round_up(4, 256) : 0);
 }
 
-/* The tuned backward programs walk "units" of rows (one step of a CTA: 2^k whole chunks). The
- * deterministic package gives each CTA a contiguous range of units and its tree one level-0
- * node per unit (cake_ng_tree_of with the unit's chunks per block). The non-deterministic one
- * hands units out from a counter kept beside its ticket (cake_ng_nondet_counter_offset + 4),
- * reset by the CTA that takes the last ticket. */
+/* The tuned backward programs walk "units" of rows (one step of a CTA: 2^k whole chunks),
+ * handed out by a unit counter, so that fast and slow SMs end together. The deterministic
+ * package gives its tree one level-0 node per unit (cake_ng_tree_of with the unit's chunks per
+ * block): a unit's node is the same bits whichever CTA computes it. After the walk its CTAs
+ * (a cooperative launch: all resident together) build the levels above in parallel, one grid
+ * barrier per level. Its words after the tree (cake_ng_det_counter_offset, uint32): [0] the
+ * exit ticket, [1] the unit counter, [2 + l] the barrier before level l + 1 is built. The
+ * non-deterministic package keeps its unit counter beside its ticket
+ * (cake_ng_nondet_counter_offset + 4). Whoever takes the last ticket resets the counters. */
+static CAKE_HD inline int64_t cake_ng_det_counter_offset(const cake_ng_tree *t) {
+  return cake_ng_tree_bytes(t);
+}
+static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(const cake_ng_tree *t) {
+  return cake_ng_det_counter_offset(t) + 256;
+}
 
 /* Dynamic shared memory of the tuned backward programs, in bytes from the start:
  *   stages  [stages][rows_per_group][3][threads] 16-byte vectors (x, z, dy of one row part)
- *   t       FP32 [rows of a step][d]: each row's dw terms, for the in-order chunk sums
- *   chunk   FP64 [chunks of a step][d]
- *   words   flags and counts (64 bytes), the unit ring (int64 [stages + 2]), then the parents
- *           the CTA's arrivals completed (int64 [CAKE_NG_ARRIVAL_BATCH]) */
-#define CAKE_NG_ARRIVAL_BATCH 64
+ *   t       FP32 [2][chunks of a step][16 rows x d + 32 / chunks]: each row's dw terms, for
+ *           the in-order chunk sums (two steps' buffers; the padding spreads the banks)
+ *   words   64 bytes: a flag, then the ring's mbarriers (from 16)
+ *   ring    the unit ring (int64 [stages + 2]) */
 typedef struct cake_ng_bwd_smem {
-  int32_t t_offset, chunk_offset, words_offset, ring_offset, ready_offset, bytes;
+  int32_t t_offset, words_offset, ring_offset, bytes;
 } cake_ng_bwd_smem;
 
 static CAKE_HD inline cake_ng_bwd_smem cake_ng_bwd_smem_of(int32_t d, int32_t threads,
@@ -115,11 +124,10 @@ static CAKE_HD inline cake_ng_bwd_smem cake_ng_bwd_smem_of(int32_t d, int32_t th
   cake_ng_bwd_smem s;
   const int32_t step_rows = rows_per_group * (threads / (d / 8));
   s.t_offset = stages * rows_per_group * 3 * threads * 16;
-  s.chunk_offset = s.t_offset + step_rows * d * 4;
-  s.words_offset = s.chunk_offset + (step_rows / CAKE_NG_DW_CHUNK_ROWS) * d * 8;
+  const int32_t step_chunks = step_rows / CAKE_NG_DW_CHUNK_ROWS;
+  s.words_offset = s.t_offset + 2 * step_chunks * (CAKE_NG_DW_CHUNK_ROWS * d + 32 / (step_chunks > 0 ? step_chunks : 1)) * 4;
   s.ring_offset = s.words_offset + 64;
-  s.ready_offset = s.ring_offset + (stages + 2) * 8;
-  s.bytes = s.ready_offset + CAKE_NG_ARRIVAL_BATCH * 8;
+  s.bytes = s.ring_offset + (stages + 2) * 8;
   return s;
 }
 

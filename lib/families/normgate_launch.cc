@@ -31,6 +31,8 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int6
   NormgateLaunch l;
   l.block = prog.threads;
   l.smem_bytes = normgate_smem_bytes(prog);
+  // The tuned deterministic backward builds the dw tree's levels between grid barriers.
+  l.cooperative = normgate_is_tuned_backward(prog) && prog.op == CAKE_NG_OP_BWD_DET;
   if (normgate_is_tuned_backward(prog)) {  // units of one step, a persistent grid takes them
     l.rows_per_block = normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup];
     l.num_blocks = (rows + l.rows_per_block - 1) / l.rows_per_block;
@@ -59,7 +61,8 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
           ? normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
           : normgate_groups_per_cta(prog);
   const cake_ng_tree tree = cake_ng_tree_of(rows, d, chunks_per_node);
-  return cake_ng_tree_bytes(&tree);
+  // The tuned programs hand units out from a counter kept after the tree.
+  return normgate_is_tuned_backward(prog) ? cake_ng_det_tuned_bytes(&tree) : cake_ng_tree_bytes(&tree);
 }
 
 }  // namespace cake

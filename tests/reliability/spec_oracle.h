@@ -293,9 +293,9 @@ inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog) {
 inline int64_t ng_kernel_workspace(const cake_program_desc &prog, const cake_normgate_desc &d) {
   if (prog.op == CAKE_NG_OP_FWD || (d.flags & CAKE_NORMGATE_DW_SKIP)) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d.d);
-  if (ng_tuned_backward(prog)) {  // one level-0 node per unit
+  if (ng_tuned_backward(prog)) {  // one level-0 node per unit, then the unit counter
     const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_rows_per_block(prog) / CAKE_NG_DW_CHUNK_ROWS);
-    return cake_ng_tree_bytes(&tree);
+    return cake_ng_det_tuned_bytes(&tree);
   }
   const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_chunks_per_block(prog));
   return cake_ng_tree_bytes(&tree);
@@ -306,6 +306,7 @@ struct RecordedLaunch {
   unsigned grid[3], block[3], smem;
   const void *params;
   bool extra_used;
+  bool cooperative = false;
 };
 
 // Preconditions of an accepted normgate launch. `desc` is the caller's (strides may be 0).
@@ -340,6 +341,12 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (l.smem != ng_kernel_smem(prog)) {
     return fmt("%u bytes of dynamic shared memory; the kernel of %s lays out %lld", l.smem,
                prog.name, (long long)ng_kernel_smem(prog));
+  }
+  // The tuned deterministic backward has grid barriers: it needs every CTA resident.
+  const bool needs_coop = ng_tuned_backward(prog) && prog.op == CAKE_NG_OP_BWD_DET &&
+                          (desc.flags & CAKE_NORMGATE_DW_SKIP) == 0;
+  if ((l.cooperative != 0) != needs_coop) {
+    return fmt("%s launch of %s", l.cooperative ? "cooperative" : "non-cooperative", prog.name);
   }
   cake_normgate_params q;
   std::memcpy(&q, l.params, sizeof q);
