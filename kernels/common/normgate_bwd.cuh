@@ -134,7 +134,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kStepRows = kR * kGroups;
   constexpr int kStepChunks = kStepRows / kChunk;
   constexpr int kStageVecs = kR * 3 * kThreads;
-  constexpr int kRing = kStages + 2;  // unit ids: steps <= kStages are static, later ones fetched
+  constexpr int kRing = kStages + 2;  // unit ids: steps <= kStages + 1 static, later ones fetched
   static_assert(kStepRows % kChunk == 0, "a step holds whole chunks");
   static_assert((kStepChunks & (kStepChunks - 1)) == 0 && kStepChunks <= 8, "unit: 2^k chunks");
   static_assert(kStages >= 2 && kStages <= 6, "the ring needs a stage in flight while one is read");
@@ -167,11 +167,14 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       static_cast<char *>(p.workspace) +
       (kDet ? cake_ng_det_counter_offset(&tree) : cake_ng_nondet_counter_offset(kD)));
   unsigned *unit_counter = ticket + 1;
-  const int64_t dynamic_base = int64_t(kStages + 1) * gridDim.x;
-  // The unit of step j is static for j <= kStages, else fetched by thread 0 two steps before
-  // use. Without dw there is no workspace and so no counter: grid-strided.
+  const int64_t dynamic_base = int64_t(kStages + 2) * gridDim.x;
+  // The unit of step j is static for j <= kStages + 1, else fetched by thread 0 and written to
+  // the unit ring at step j - kStages - 1, so that a barrier lies between the write and the
+  // first read (every thread's issue() of step j, at the top of step j - kStages + 1).
+  // Without dw there is no workspace and so no counter: grid-strided.
   auto unit_of = [&](int64_t j) -> int64_t {
-    return (j <= kStages || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x) : unit_ring[j % kRing];
+    return (j <= kStages + 1 || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x)
+                                          : unit_ring[j % kRing];
   };
   // A stage holds the step's rows of x, z and dy, each tensor's rows packed: [3][kStepRows][kD].
   // Packed tensors (stride == d) arrive as three bulk copies issued by thread 0 and complete on
@@ -264,8 +267,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     // visible; the chunk sums of step i - 1 (the other buffer) and every read of the ring
     // stage that thread 0 refills next are behind every thread.
     __syncthreads();
-    if (want_dw && tid == 0) {  // the unit of step i + kStages + 1 (lands next step)
-      if (i >= 1) unit_ring[(i + kStages) % kRing] = dynamic_base + held;
+    if (want_dw && tid == 0) {  // the unit of step i + kStages + 1 (fetched last step)
+      if (i >= 1) unit_ring[(i + kStages + 1) % kRing] = dynamic_base + held;
       held = atomicAdd(unit_counter, 1u);
     }
     if (chunk_thread && (!kAlternate || chunk_half == (i & 1))) {  // canonical FP32 chunk sum
