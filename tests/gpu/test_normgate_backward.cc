@@ -121,8 +121,9 @@ int64_t f32_ordinal(float f) {
 // extreme are dominated by a few values, and each element is held to 1 ulp instead.
 void check_reference(const Inputs &in, const Run &run, const Outputs &out,
                      const std::vector<double> *base = nullptr, bool statistical = true) {
-  std::vector<double> rdx, rdz, rdw;
-  cake_test::normgate_backward_ref(in.s, in.dy.data(), in.x.data(), in.z.data(), in.w.data(), &rdx, &rdz, &rdw);
+  std::vector<double> rdx, rdz, rdw, rdw_abs;
+  cake_test::normgate_backward_ref(in.s, in.dy.data(), in.x.data(), in.z.data(), in.w.data(), &rdx,
+                                   &rdz, &rdw, &rdw_abs);
   char first[256] = {0};
   double l2;
   for (int t = 0; t < 2; ++t) {
@@ -148,7 +149,14 @@ void check_reference(const Inputs &in, const Run &run, const Outputs &out,
     } else {
       const uint16_t got = bf16_at(out.dw, c);
       const uint16_t rounded = cake_test::double_to_bf16(want);
-      if (std::llabs(cake_test::bf16_ordinal(got) - cake_test::bf16_ordinal(rounded)) > 1) {
+      // Within 1 ulp, or within what the spec's order can promise where a column's sum cancels:
+      // each FP32 chunk sum of 16 terms (each a rounded product) errs by at most about
+      // 20 * 2^-24 * sum |a*n| (run 9 of session 3 met a column summing to 2.4e-5 from terms of
+      // order 1, 5 BF16 ulp from the float64 value).
+      const double chunk_bound = 32.0 * std::ldexp(1.0, -24) * rdw_abs[c] +
+                                 std::fabs(cake_test::bf16_to_double(rounded)) * std::ldexp(1.0, -8);
+      const bool near = std::fabs(cake_test::bf16_to_double(got) - want) <= chunk_bound;
+      if (std::llabs(cake_test::bf16_ordinal(got) - cake_test::bf16_ordinal(rounded)) > 1 && !near) {
         print_error("%s: dw[%d] = %.9g (0x%04x), want %.9g (0x%04x)\n", out.program.c_str(), c,
                     cake_test::bf16_to_double(got), got, want, rounded);
         fail();

@@ -104,7 +104,9 @@ int64_t check_forward_y(const NormgateShape &s, const std::vector<double> &ref, 
 
 void normgate_backward_ref(const NormgateBwdShape &s, const uint16_t *dy, const uint16_t *x,
                            const uint16_t *z, const uint16_t *w, std::vector<double> *dx,
-                           std::vector<double> *dz, std::vector<double> *dw) {
+                           std::vector<double> *dz, std::vector<double> *dw,
+                           std::vector<double> *dw_abs) {
+  if (dw_abs != nullptr) dw_abs->assign(static_cast<size_t>(s.d), 0.0);
   dx->assign(static_cast<size_t>(s.rows) * s.d, 0.0);
   dz->assign(static_cast<size_t>(s.rows) * s.d, 0.0);
   dw->assign(static_cast<size_t>(s.d), 0.0);
@@ -128,6 +130,7 @@ void normgate_backward_ref(const NormgateBwdShape &s, const uint16_t *dy, const 
       (*dz)[static_cast<size_t>(r) * s.d + c] =
           bf16_to_double(dyr[c]) * h * sg * (1.0 + zv * (1.0 - sg));
       (*dw)[c] += a[c] * n[c];
+      if (dw_abs != nullptr) (*dw_abs)[c] += std::fabs(a[c] * n[c]);
     }
     const double mean = gn / s.d;
     for (int c = 0; c < s.d; ++c) {

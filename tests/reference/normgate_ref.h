@@ -37,10 +37,12 @@ struct NormgateBwdShape {
   float eps;
 };
 
-// Float64 backward: dx, dz [rows * d] (packed) and dw [d].
+// Float64 backward: dx, dz [rows * d] (packed) and dw [d]; dw_abs (optional) [d], the sum over
+// rows of |a*n|, what bounds the rounding error of dw's FP32 chunk sums.
 void normgate_backward_ref(const NormgateBwdShape &s, const uint16_t *dy, const uint16_t *x,
                            const uint16_t *z, const uint16_t *w, std::vector<double> *dx,
-                           std::vector<double> *dz, std::vector<double> *dw);
+                           std::vector<double> *dz, std::vector<double> *dw,
+                           std::vector<double> *dw_abs = nullptr);
 
 // The spec's contract for dx or dz (strided device tensor `got` against packed `ref`): every
 // element within 1 BF16 ulp of the float64 value rounded, or within 2^-10 times the largest
