@@ -1,4 +1,4 @@
-// The last step of every call: one cuLaunchKernel on the caller's stream, in the handle's
+// The last step of every call: one kernel launch on the caller's stream, in the handle's
 // context. No allocation, no synchronisation.
 #pragma once
 #include <stdint.h>
