@@ -255,7 +255,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       row_backward<kLanes>(p, row, row < p.rows, lane, v[0], v[kTensorVecs], v[2 * kTensorVecs],
                            wf, inv_d, t);
       if (want_dw) {
-        const int in_step = r * kGroups + group;
         float4 *dst = reinterpret_cast<float4 *>(tbuf + (i & 1) * kTBuf +
                                                  (in_step / kChunk) * kTChunk +
                                                  (in_step % kChunk) * kD + lane * 8);

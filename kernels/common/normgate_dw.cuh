@@ -109,12 +109,12 @@ __device__ __forceinline__ void store_root(const cake_normgate_params &p, const 
   }
 }
 
-// After the CTA wrote `arrivals` nodes of `level` that share the parent of `node` (node one of
-// them): climb while this CTA is the last to arrive at a parent; the CTA that completes the
-// top level rounds into dw. Every thread of the CTA calls this; `flag` is a shared word.
+// After the CTA wrote level-0 node `node`: climb while this CTA is the last to arrive at a
+// parent; the CTA that completes the top level rounds into dw. Every thread of the CTA calls
+// this; `flag` is a shared word.
 __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int level, int64_t node, unsigned arrivals, int *flag) {
-  for (;;) {
+                                             int64_t node, int *flag) {
+  for (int level = 0;; ++level) {
     if (level == t.levels - 1) {
       store_root(p, t);
       return;
@@ -124,21 +124,14 @@ __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, cons
     if (threadIdx.x == 0) {
       fence_acq_rel_gpu();
       const cake_ng_level up = cake_ng_level_of(&t, level + 1);
-      *flag = arrive_last(tree_counter(p, up, parent), arrivals,
+      *flag = arrive_last(tree_counter(p, up, parent), 1u,
                           static_cast<unsigned>(tree_children(t, level, parent)));
     }
     __syncthreads();
     if (!*flag) return;
     combine_children(p, t, level, parent);
-    ++level;
     node = parent;
-    arrivals = 1;
   }
-}
-
-__device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int64_t node, int *flag) {
-  tree_publish(p, t, 0, node, 1u, flag);
 }
 
 // Children of level-(level+1) node `parent` into the parent, every thread of the CTA working:
