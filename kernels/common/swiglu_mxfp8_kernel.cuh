@@ -45,7 +45,9 @@
 //                    (tile_rows/rows_per_thread) * (tile_cols/16) must be a multiple of threads
 //   rows_per_thread  1 or 2: rows a thread carries at once (more loads in flight, more registers)
 //   load_hint        0 ld.global.nc (read-only path, default caching)
-//                    1 ld.global.nc.L1::no_allocate (streamed once: keep L1 for others)
+//                    1 ld.global.nc.L1::no_allocate (streamed once: keep L1 for others; but
+//                      a slot's two 16-byte loads per operand are the halves of one sector,
+//                      and without L1 each half is fetched from L2 on its own)
 //                    2 ld.global.nc.L2::cache_hint with an L2::evict_first policy
 //                      (createpolicy.fractional, 1.0): streamed once, let L2 drop it first
 //   sigmoid_form     0 exact, 1 fast, 2 packed f32x2 (sm_100+, scalar elsewhere); see
