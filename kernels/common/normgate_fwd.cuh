@@ -5,9 +5,7 @@
 //    vector of x and z; kRowsPerGroup rows are loaded before the first is used, so each lane
 //    has 2*kRowsPerGroup 16-byte loads in flight. Consecutive groups take consecutive rows, so
 //    a warp reads one contiguous span when rows are packed.
-//  - general (D = 0 in the manifest: any multiple of 8 up to 8192): a warp per row, the leaves
-//    of the reduction staged in shared memory and reduced in the canonical tree there; x is
-//    read twice (the second read hits L1/L2).
+//  - general (D = 0 in the manifest: any multiple of 8 up to 8192): normgate_general.cuh.
 // Every program loops over row blocks with stride gridDim.x, so the grid is a launch choice
 // (one block per CTA, or a persistent grid). With kPrefetch > 0 thread 0 also warms L2 with
 // one bulk prefetch per tensor for the CTA's blocks kPrefetch trips ahead, when x and z rows
@@ -126,89 +124,6 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
   }
 }
 
-constexpr int kGeneralMaxLeaves = 1024;  // D <= 8192
-
-// Canonical tree over a row's leaves, staged in this warp's shared slice.
-template <bool kScaled>
-__device__ __forceinline__ float warp_tree_sumsq(const uint16_t *xr, int n, int p2, float *leaves,
-                                                 int lane, float s) {
-  for (int c = lane; c < p2; c += 32) {
-    float v = 0.0f;
-    if (c < n) {
-      float xf[8];
-      unpack8(load16<kLoadDefault>(xr + c * 8), xf);
-      v = chunk_sumsq<kScaled>(xf, s);
-    }
-    leaves[c] = v;
-  }
-  __syncwarp();
-  for (int h = 1; h < p2; h <<= 1) {
-    for (int c = lane * 2 * h; c < p2; c += 64 * h) leaves[c] = __fadd_rn(leaves[c], leaves[c + h]);
-    __syncwarp();
-  }
-  const float total = leaves[0];
-  __syncwarp();
-  return total;
-}
-
-template <class Cfg>
-__device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
-  constexpr int kWarps = Cfg::kThreads / 32;
-  __shared__ float leaves_all[kWarps][kGeneralMaxLeaves];
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  float *leaves = leaves_all[warp];
-  const int n = p.d / 8;
-  int p2 = 1;
-  while (p2 < n) p2 <<= 1;
-  const float inv_d = inverse_width(p.d);
-
-  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
-    const int64_t row = b * kWarps + warp;
-    if (row >= p.rows) continue;  // warp-uniform
-    const uint16_t *xr = p.x + row * p.x_stride;
-    const uint16_t *zr = p.z + row * p.z_stride;
-    uint16_t *yr = p.y + row * p.y_stride;
-    float ss = warp_tree_sumsq<false>(xr, n, p2, leaves, lane, 1.0f);
-    float s = 1.0f, rstd;
-    float eps = p.eps;
-    if (isinf(ss)) {
-      float amax = 0.0f;
-      for (int c = lane; c < n; c += 32) {
-        float xf[8];
-        unpack8(load16<kLoadDefault>(xr + c * 8), xf);
-        amax = fmaxf(amax, chunk_absmax(xf));
-      }
-      amax = group_max<32>(amax, 0xffffffffu);
-      if (isfinite(amax)) {
-        s = overflow_scale(amax);
-        ss = warp_tree_sumsq<true>(xr, n, p2, leaves, lane, s);
-        eps = scaled_eps(p.eps, s);
-      }
-    }
-    rstd = rstd_from_sumsq(ss, inv_d, eps);
-    for (int c = lane; c < n; c += 32) {
-      float xf[8], zf[8], wf[8], yf[8];
-      unpack8(load16<kLoadDefault>(xr + c * 8), xf);
-      unpack8(load16<kLoadDefault>(zr + c * 8), zf);
-      unpack8(load16<kLoadDefault>(p.w + c * 8), wf);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
-      store16<kStoreStreaming>(yr + c * 8, pack8(yf));
-    }
-    if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
-  }
-}
-
 }  // namespace ng
-
-template <class Cfg>
-__device__ __forceinline__ void normgate_fwd(const cake_normgate_params &p) {
-  if constexpr (Cfg::kD == 0) {
-    ng::fwd_general<Cfg>(p);
-  } else {
-    ng::fwd_tuned<Cfg>(p);
-  }
-}
 
 }  // namespace cake

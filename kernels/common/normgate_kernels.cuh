@@ -3,6 +3,7 @@
 #pragma once
 #include "normgate_bwd.cuh"
 #include "normgate_fwd.cuh"
+#include "normgate_general.cuh"
 #include "program_desc.h"
 
 namespace cake {
@@ -10,9 +11,15 @@ namespace cake {
 template <class Cfg>
 __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
   if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
-    normgate_fwd<Cfg>(p);
+    if constexpr (Cfg::kD == 0) {
+      ng::fwd_general<Cfg>(p);
+    } else {
+      ng::fwd_tuned<Cfg>(p);
+    }
+  } else if constexpr (Cfg::kD == 0) {
+    ng::bwd_general<Cfg>(p);
   } else {
-    normgate_bwd<Cfg>(p);
+    ng::bwd_tuned<Cfg>(p);
   }
 }
 

@@ -64,7 +64,15 @@ __device__ __forceinline__ unsigned group_mask() {
 }
 
 // 1/d, once per thread: the mean is sum * (1/d) (a multiply, not the division's slow path).
-__device__ __forceinline__ float inverse_width(int d) { return __frcp_rn(static_cast<float>(d)); }
+// For d in [8, 8192] the reciprocal's fast path (the SFU's estimate and one Newton step) is
+// __frcp_rn's own result; its slow path (a subroutine call, which makes the general programs
+// spill around it) is only for inputs near the ends of the exponent range.
+__device__ __forceinline__ float inverse_width(int d) {
+  const float x = static_cast<float>(d);
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return __fmaf_rn(r, __fmaf_rn(-x, r, 1.0f), r);
+}
 
 // 1/sqrt(sumsq * (1/d) + eps): the mean rounded once, then the SFU's rsqrt (one MUFU instead
 // of the correctly rounded sequence and its slow path, which every lane of a row repeats).

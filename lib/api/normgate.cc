@@ -82,7 +82,7 @@ cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_d
     call->program = call->route->program;
   }
   const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[call->program];
-  call->launch = normgate_launch(table.programs[call->program], desc.rows, resident);
+  call->launch = normgate_launch(table.programs[call->program], desc.rows, desc.d, resident);
   return CAKE_STATUS_SUCCESS;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "normgate_general_layout.h"
 #include "normgate_workspace.h"
 
 namespace cake {
@@ -10,10 +11,10 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d) {
   return prog.family == CAKE_FAMILY_NORMGATE && (prog.knobs[kNgD] == 0 || prog.knobs[kNgD] == d);
 }
 
-int64_t normgate_groups_per_cta(const cake_program_desc &prog) {
-  const int64_t d = prog.knobs[kNgD];
-  if (d != 0) return prog.threads / (d / 8);
-  return prog.op == CAKE_NG_OP_FWD ? prog.threads / 32 : 1;
+int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d) {
+  const int64_t tuned = prog.knobs[kNgD];
+  if (tuned != 0) return prog.threads / (tuned / 8);
+  return cake_ng_general_groups(d);
 }
 
 bool normgate_is_tuned_backward(const cake_program_desc &prog) {
@@ -21,26 +22,31 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog) {
 }
 
 uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
-  if (!normgate_is_tuned_backward(prog)) return 0;
+  if (prog.family != CAKE_FAMILY_NORMGATE || prog.op == CAKE_NG_OP_FWD) return 0;
+  if (prog.knobs[kNgD] == 0) {
+    return static_cast<uint32_t>(
+        cake_ng_general_bwd_smem(prog.knobs[kNgDepth], prog.op == CAKE_NG_OP_BWD_NONDET));
+  }
   return static_cast<uint32_t>(cake_ng_bwd_smem_of(prog.knobs[kNgD], static_cast<int32_t>(prog.threads),
                                                    prog.knobs[kNgRowsPerGroup], prog.knobs[kNgDepth])
                                    .bytes);
 }
 
-NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int64_t resident_ctas) {
+NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int32_t d,
+                               int64_t resident_ctas) {
   NormgateLaunch l;
   l.block = prog.threads;
   l.smem_bytes = normgate_smem_bytes(prog);
   // The tuned deterministic backward builds the dw tree's levels between grid barriers.
   l.cooperative = normgate_is_tuned_backward(prog) && prog.op == CAKE_NG_OP_BWD_DET;
   if (normgate_is_tuned_backward(prog)) {  // units of one step, a persistent grid takes them
-    l.rows_per_block = normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup];
+    l.rows_per_block = normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup];
     l.num_blocks = (rows + l.rows_per_block - 1) / l.rows_per_block;
     l.grid = static_cast<uint32_t>(
         std::min<int64_t>(std::min(l.num_blocks, std::max<int64_t>(resident_ctas, 1)), INT32_MAX));
     return l;
   }
-  const int64_t groups = normgate_groups_per_cta(prog);
+  const int64_t groups = normgate_groups_per_cta(prog, d);
   // Forward: each group takes rows_per_group rows per trip. Backward: each group one dw chunk.
   l.rows_per_block = prog.op == CAKE_NG_OP_FWD ? groups * prog.knobs[kNgRowsPerGroup]
                                                 : groups * CAKE_NG_DW_CHUNK_ROWS;
@@ -55,11 +61,12 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
                                  bool skip_dw) {
   if (skip_dw || prog.op == CAKE_NG_OP_FWD) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d);
-  // Level-0 nodes: one per unit (a step of rows) for the tuned programs, per chunk otherwise.
+  // Level-0 nodes: one per unit (a step of rows) for the tuned programs, per block (a chunk per
+  // group) for the general ones.
   const int64_t chunks_per_node =
       normgate_is_tuned_backward(prog)
-          ? normgate_groups_per_cta(prog) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
-          : normgate_groups_per_cta(prog);
+          ? normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
+          : normgate_groups_per_cta(prog, d);
   const cake_ng_tree tree = cake_ng_tree_of(rows, d, chunks_per_node);
   // The tuned programs hand units out from a counter kept after the tree.
   return normgate_is_tuned_backward(prog) ? cake_ng_det_tuned_bytes(&tree) : cake_ng_tree_bytes(&tree);

@@ -10,7 +10,7 @@
 namespace cake {
 
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
-// kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); tuned backward, stages of the
+// kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
 enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3 };
 
@@ -33,11 +33,13 @@ uint32_t normgate_smem_bytes(const cake_program_desc &prog);
 bool normgate_program_serves(const cake_program_desc &prog, int32_t d);
 
 // resident_ctas: CTAs of this program that fit on the device at once (SMs x occupancy).
-NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int64_t resident_ctas);
+NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int32_t d,
+                               int64_t resident_ctas);
 
-// Row groups in one CTA: forward tuned d/8 lanes a row, forward general a warp a row; backward
-// tuned d/8 lanes a dw chunk, backward general the whole CTA.
-int64_t normgate_groups_per_cta(const cake_program_desc &prog);
+// Row groups in one CTA for rows of width d: tuned programs d/8 lanes a group, general ones
+// the layout of normgate_general_layout.h. Forward: a group takes rows_per_group rows a trip;
+// backward: a tuned group one row of a step, a general group one dw chunk.
+int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d);
 
 // Workspace bytes the backward program needs for `rows` x `d` (0 when dw is skipped).
 int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, int32_t d,

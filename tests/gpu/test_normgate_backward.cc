@@ -227,7 +227,10 @@ static void test_backward_accuracy_and_programs(void **) {
   } cases[] = {{1, 8, 0},      {45, 8, 8},    {1000, 64, 0},  {333, 64, 8}, {17, 96, 0},
                {2049, 96, 8},  {1, 128, 0},   {5000, 128, 0}, {777, 128, 64}, {40000, 128, 0},
                {1000, 256, 0}, {129, 256, 8}, {300, 1000, 0}, {50, 1000, 24}, {40, 8192, 0},
-               {9, 8192, 8}};
+               {9, 8192, 8},
+               // General programs: groups spanning 2 and 16 warps, and a dw tree of three
+               // levels with several blocks per persistent CTA.
+               {3001, 264, 0}, {700, 2056, 16}, {20000, 1000, 0}};
   int forced = 0, checked = 0;
   for (const Case &c : cases) {
     const Inputs in = make_inputs(c.rows, c.d, c.pad);
@@ -371,7 +374,7 @@ static void test_backward_large(void **) {
 
 static void test_backward_special_rows(void **) {
   SKIP_WITHOUT_GPU();
-  for (int d : {128, 96}) {
+  for (int d : {128, 96, 1000}) {
     Inputs in = make_inputs(64, d, 0);
     auto X = [&](int r, int c) -> uint16_t & { return in.x[size_t(r) * d + c]; };
     auto Z = [&](int r, int c) -> uint16_t & { return in.z[size_t(r) * d + c]; };

@@ -182,6 +182,7 @@ static void test_forward_accuracy_and_programs(void **) {
       {3, 96, 0, 0, 0},     {2049, 96, 8, 8, 8},  {1, 128, 0, 0, 0},    {5000, 128, 0, 0, 0},
       {777, 128, 64, 128, 8}, {70000, 128, 0, 0, 0}, {1000, 256, 0, 0, 0}, {129, 256, 8, 24, 0},
       {513, 1000, 0, 0, 0}, {100, 1000, 24, 8, 16}, {64, 8192, 0, 0, 0}, {9, 8192, 8, 8, 8},
+      {3001, 264, 0, 0, 0}, {700, 2056, 16, 8, 0}, {20000, 1000, 0, 0, 0},
   };
   int programs = 0;
   for (const Case &c : cases) {
@@ -208,7 +209,7 @@ static void test_forward_large(void **) {
 
 static void test_forward_special_rows(void **) {
   SKIP_WITHOUT_GPU();
-  for (int d : {128, 96, 64, 256}) {
+  for (int d : {128, 96, 64, 256, 1000}) {
     Inputs in = make_inputs({64, d, 0, 0, 0});
     auto X = [&](int r, int c) -> uint16_t & { return in.x[size_t(r) * d + c]; };
     auto Z = [&](int r, int c) -> uint16_t & { return in.z[size_t(r) * d + c]; };

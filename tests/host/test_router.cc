@@ -133,12 +133,15 @@ static void test_normgate_launch_shapes(void **) {
     const cake_program_desc &p = tab->programs[i];
     if (p.family != CAKE_FAMILY_NORMGATE) continue;
     for (int64_t rows : {int64_t(1), int64_t(7), int64_t(1000), int64_t(800000), int64_t(3) << 31}) {
-      const NormgateLaunch l = normgate_launch(p, rows, 132 * 4);
-      assert_true(l.rows_per_block >= 1);
-      assert_true(l.num_blocks * l.rows_per_block >= rows);
-      assert_true((l.num_blocks - 1) * l.rows_per_block < rows);
-      assert_true(l.grid >= 1 && int64_t(l.grid) <= l.num_blocks);
-      if (p.knobs[kNgPersistent]) assert_true(l.grid <= 132 * 4);
+      for (int32_t d : {8, 64, 96, 128, 256, 264, 1000, 8192}) {
+        if (!normgate_program_serves(p, d)) continue;
+        const NormgateLaunch l = normgate_launch(p, rows, d, 132 * 4);
+        assert_true(l.rows_per_block >= 1);
+        assert_true(l.num_blocks * l.rows_per_block >= rows);
+        assert_true((l.num_blocks - 1) * l.rows_per_block < rows);
+        assert_true(l.grid >= 1 && int64_t(l.grid) <= l.num_blocks);
+        if (p.knobs[kNgPersistent]) assert_true(l.grid <= 132 * 4);
+      }
     }
   }
 }

@@ -264,29 +264,39 @@ inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t me
 inline bool ng_tuned_backward(const cake_program_desc &prog) {
   return prog.op != CAKE_NG_OP_FWD && prog.knobs[0] != 0;
 }
-inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog) {
+// Row groups of a general program's CTA: 1024 lanes, a group per row of D/8 leaves rounded up
+// to a power of two, at least 16 lanes (64 dw chunks a block at most).
+inline int64_t ng_general_groups(int64_t d) {
+  int64_t leaves = 1;
+  while (leaves < d / 8) leaves <<= 1;
+  return 1024 / std::max<int64_t>(leaves, 16);
+}
+inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog, int64_t width) {
   const int64_t d = prog.knobs[0], threads = prog.threads;
-  if (prog.op == CAKE_NG_OP_FWD) {
-    return d != 0 ? threads / (d / 8) * prog.knobs[1] : threads / 32;
-  }
-  return d != 0 ? threads / (d / 8) * prog.knobs[1] : CAKE_NG_DW_CHUNK_ROWS;
+  const int64_t groups = d != 0 ? threads / (d / 8) : ng_general_groups(width);
+  if (prog.op == CAKE_NG_OP_FWD) return groups * prog.knobs[1];
+  return d != 0 ? groups * prog.knobs[1] : groups * CAKE_NG_DW_CHUNK_ROWS;
 }
 // CTAs a tuned backward launch takes: one per resident slot, at most one per unit.
 inline unsigned ng_tuned_backward_grid(const cake_handle_st *h, int program, int64_t rows) {
   const cake_program_desc &prog = h->table->programs[program];
   const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[program];
-  const int64_t unit = ng_kernel_rows_per_block(prog);
+  const int64_t unit = ng_kernel_rows_per_block(prog, prog.knobs[0]);
   return static_cast<unsigned>(std::min<int64_t>(std::min(resident, (rows + unit - 1) / unit), 0x7fffffff));
 }
 // Dynamic shared memory the kernel's layout (normgate_workspace.h) takes.
 inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
-  if (!ng_tuned_backward(prog)) return 0;
+  if (prog.op == CAKE_NG_OP_FWD) return 0;
+  if (!ng_tuned_backward(prog)) {  // the load ring, the FP32 chunk sums, the FP64 sums (nondet)
+    return int64_t(prog.knobs[2]) * 3 * 1024 * 16 + 8 * 1024 * 4 +
+           (prog.op == CAKE_NG_OP_BWD_NONDET ? 8 * 1024 * 8 : 0);
+  }
   return cake_ng_bwd_smem_of(prog.knobs[0], static_cast<int32_t>(prog.threads), prog.knobs[1],
                              prog.knobs[2])
       .bytes;
 }
-inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog) {
-  return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : 1;
+inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t width) {
+  return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : ng_general_groups(width);
 }
 
 // Workspace bytes the kernel indexes for this call (the device layout of normgate_workspace.h).
@@ -294,10 +304,10 @@ inline int64_t ng_kernel_workspace(const cake_program_desc &prog, const cake_nor
   if (prog.op == CAKE_NG_OP_FWD || (d.flags & CAKE_NORMGATE_DW_SKIP)) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d.d);
   if (ng_tuned_backward(prog)) {  // one level-0 node per unit, then the unit counter
-    const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_rows_per_block(prog) / CAKE_NG_DW_CHUNK_ROWS);
+    const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_rows_per_block(prog, d.d) / CAKE_NG_DW_CHUNK_ROWS);
     return cake_ng_det_tuned_bytes(&tree);
   }
-  const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_chunks_per_block(prog));
+  const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_chunks_per_block(prog, d.d));
   return cake_ng_tree_bytes(&tree);
 }
 
@@ -350,7 +360,7 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   }
   cake_normgate_params q;
   std::memcpy(&q, l.params, sizeof q);
-  const int64_t want_rpb = ng_kernel_rows_per_block(prog);
+  const int64_t want_rpb = ng_kernel_rows_per_block(prog, desc.d);
   if (q.rows != desc.rows || q.d != desc.d) return fmt("params rows %lld d %d", (long long)q.rows, q.d);
   if (std::memcmp(&q.eps, &desc.eps, sizeof q.eps) != 0) return "params eps differs from desc->eps";
   if (q.rows_per_block != want_rpb) {

@@ -1,0 +1,317 @@
+// Normgate general programs: any D (a multiple of 8 up to 8192), forward and backward, the same
+// bits as the tuned programs (normgate_math.cuh's canonical row tree, the dw chunk order of
+// normgate_workspace.h).
+//
+// A group of lanes holds a row (normgate_general_layout.h), lane c the 16-byte vector of leaf c,
+// so a row sum is xor-shuffles inside the warp and, for rows of more than 32 leaves (D > 256),
+// one exchange of the warps' sums through shared memory, after which every lane of the group
+// builds the tree's upper levels from the same values. Such a group spans warps, so its
+// exchanges are CTA barriers: every thread walks the same trips, rows past the end compute on
+// zeros and store nothing.
+//
+// Backward: each group walks one dw chunk (16 consecutive rows) in row order, each lane adding
+// its columns' terms in FP32 in registers (the canonical chunk sum), later rows' loads in
+// flight through a cp.async ring in shared memory (bytes in flight without registers). A block is the CTA's groups' chunks, consecutive; their FP64 chunk sums are
+// combined as the block's aligned subtree (xor-shuffles across the groups of a warp, then one
+// pass through shared memory across warps) into the block's level-0 tree node (deterministic),
+// or are summed per thread over the CTA's blocks and combined once at the end (one FP64 atomic
+// per column and CTA: non-deterministic).
+#pragma once
+#include <stdint.h>
+
+#include "normgate_bwd.cuh"
+#include "normgate_dw.cuh"
+#include "normgate_general_layout.h"
+
+namespace cake {
+namespace ng {
+
+// This thread's place among the row groups of a general program.
+struct GeneralGroup {
+  int n;       // vectors of a row: d / 8
+  int lanes;   // lanes of a group
+  int groups;  // groups of the CTA
+  int group;   // this thread's group
+  int li;      // this thread's lane in its group: the leaf (8 columns) it holds
+  int shfl;    // lanes a row's xor-shuffles span: min(leaves, 32)
+  int warps;   // warps whose sums make a row's sum: leaves / 32, or 1
+  int warp, lane;
+  __device__ __forceinline__ bool holds() const { return li < n; }
+};
+
+__device__ __forceinline__ GeneralGroup general_group(int d) {
+  GeneralGroup g;
+  g.n = d / 8;
+  const int leaves = cake_ng_tree_leaves(d);
+  g.lanes = cake_ng_general_lanes(d);
+  g.groups = CAKE_NG_GENERAL_THREADS / g.lanes;
+  g.group = static_cast<int>(threadIdx.x) / g.lanes;
+  g.li = static_cast<int>(threadIdx.x) % g.lanes;
+  g.shfl = min(leaves, 32);
+  g.warps = leaves > 32 ? leaves / 32 : 1;
+  g.warp = static_cast<int>(threadIdx.x) / 32;
+  g.lane = static_cast<int>(threadIdx.x) % 32;
+  return g;
+}
+
+struct AddOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return __fadd_rn(a, b); }
+};
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// The group's reduction of one value per lane, in canonical tree order, in every lane of the
+// group. `red` is 32 floats of shared memory owned by this call site: a site's next write comes
+// after a barrier of another site, which every read of this one precedes.
+template <class Op>
+__device__ __forceinline__ float group_reduce(float v, const GeneralGroup &g, float *red, Op op) {
+  for (int off = 1; off < g.shfl; off <<= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if (g.warps > 1) {  // CTA-uniform
+    if (g.lane == 0) red[g.warp] = v;
+    __syncthreads();
+    // Each lane takes its group's warp sum lane % warps: every aligned run of `warps` lanes
+    // builds the same tree from the same values.
+    v = red[(g.warp & ~(g.warps - 1)) + (g.lane & (g.warps - 1))];
+    for (int off = 1; off < g.warps; off <<= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+  }
+  return v;
+}
+
+// The row's scale s and rstd (see group_row_stats); red: 3 x 32 floats. The overflow path is
+// taken by the whole warp (or, for groups spanning warps, the whole CTA) when any row needs it.
+__device__ __forceinline__ void general_row_stats(const float (&xf)[8], float inv_d, float eps,
+                                                  const GeneralGroup &g, float *red, float &s,
+                                                  float &rstd) {
+  float ss = group_reduce(chunk_sumsq<false>(xf, 1.0f), g, red, AddOp{});
+  s = 1.0f;
+  float e = eps;
+  const bool overflow = isinf(ss);
+  const bool any = g.warps > 1 ? __syncthreads_or(overflow) != 0 : __any_sync(0xffffffffu, overflow);
+  if (any) {
+    const float amax = group_reduce(chunk_absmax(xf), g, red + 32, MaxOp{});
+    const bool rescale = overflow && isfinite(amax);
+    const float sc = rescale ? overflow_scale(amax) : 1.0f;
+    const float ss_scaled = group_reduce(chunk_sumsq<true>(xf, sc), g, red + 64, AddOp{});
+    if (rescale) {
+      s = sc;
+      ss = ss_scaled;
+      e = scaled_eps(eps, sc);
+    }
+  }
+  rstd = rstd_from_sumsq(ss, inv_d, e);
+}
+
+__device__ __forceinline__ uint4 load_or_zero(const uint16_t *ptr, bool ok) {
+  return ok ? load16<kLoadDefault>(ptr) : make_uint4(0, 0, 0, 0);
+}
+
+template <class Cfg>
+__device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
+  static_assert(Cfg::kThreads == CAKE_NG_GENERAL_THREADS, "general programs: one thread a lane");
+  constexpr int kR = Cfg::kRowsPerGroup;
+  __shared__ float red[3 * 32];
+  const GeneralGroup g = general_group(p.d);
+  const float inv_d = inverse_width(p.d);
+  const uint4 wv = load_or_zero(p.w + g.li * 8, g.holds());  // unpacked at use: 32 registers
+
+  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
+    const int64_t row0 = b * p.rows_per_block + g.group;
+    uint4 xv[kR], zv[kR];
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = row0 + int64_t(r) * g.groups;
+      const bool ok = row < p.rows && g.holds();
+      xv[r] = load_or_zero(p.x + row * p.x_stride + g.li * 8, ok);
+      zv[r] = load_or_zero(p.z + row * p.z_stride + g.li * 8, ok);
+    }
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = row0 + int64_t(r) * g.groups;
+      float xf[8], zf[8], wf[8], yf[8];
+      unpack8(xv[r], xf);
+      unpack8(zv[r], zf);
+      float s, rstd;
+      general_row_stats(xf, inv_d, p.eps, g, red, s, rstd);
+      unpack8(wv, wf);
+      if (__all_sync(0xffffffffu, s == 1.0f)) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(xf[i], rstd), wf[i], zf[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
+      }
+      if (row < p.rows) {
+        if (g.holds()) store16<kStoreStreaming>(p.y + row * p.y_stride + g.li * 8, pack8(yf));
+        if (p.rstd != nullptr && g.li == 0) p.rstd[row] = __fmul_rn(rstd, s);
+      }
+    }
+  }
+}
+
+// Doubles of shared memory for combining the groups' dw sums (16 KB).
+constexpr int kCombineDoubles = 2048;
+
+// The CTA's groups' FP64 column sums c (each group's in its lanes) combined over the groups as
+// an aligned subtree, adjacent pairs first; sink(col, v) gets every column once. Every thread
+// calls it. Groups of a warp are combined by xor-shuffles; then the holders (each warp when a
+// group fits in one, else each group) meet in shared memory, `span` columns a pass, and one
+// thread per column builds the tree over the holders in place.
+template <class Sink>
+__device__ __forceinline__ void combine_groups(double (&c)[8], const GeneralGroup &g, double *sums,
+                                               Sink sink) {
+  for (int off = g.lanes; off < 32; off <<= 1) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) c[i] = __dadd_rn(c[i], __shfl_xor_sync(0xffffffffu, c[i], off));
+  }
+  const int holders = CAKE_NG_GENERAL_THREADS / max(g.lanes, 32);
+  const int holder = g.lanes <= 32 ? g.warp : g.group;
+  const bool writes = g.holds() && (g.lanes >= 32 || g.lane < g.lanes);
+  const int d = g.n * 8;
+  if (holders == 1) {
+    if (writes) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) sink(g.li * 8 + i, c[i]);
+    }
+    return;
+  }
+  const int span = kCombineDoubles / holders;  // a multiple of 64 columns
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int col0 = 0; col0 < d; col0 += span) {
+    if (writes && g.li * 8 >= col0 && g.li * 8 < col0 + span) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) sums[holder * span + g.li * 8 - col0 + i] = c[i];
+    }
+    __syncthreads();
+    if (tid < span && col0 + tid < d) {
+      for (int h = 1; h < holders; h <<= 1) {
+        for (int k = 0; k < holders; k += 2 * h) {
+          sums[k * span + tid] = __dadd_rn(sums[k * span + tid], sums[(k + h) * span + tid]);
+        }
+      }
+      sink(col0 + tid, sums[tid]);
+    }
+    __syncthreads();
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
+  static_assert(Cfg::kThreads == CAKE_NG_GENERAL_THREADS, "general programs: one thread a lane");
+  constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
+  constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
+  constexpr int kStages = Cfg::kPrefetch;
+  constexpr int kThreads = Cfg::kThreads;
+  static_assert(kStages >= 2 && kStages <= 4, "a row in flight while one is read");
+  __shared__ float red[4 * 32];
+  __shared__ double sums[kCombineDoubles];
+  __shared__ int flag;
+  // The load ring (cake_ng_general_bwd_smem): [stage][x, z, dy][thread] 16-byte vectors. Each
+  // thread reads back only what it copied, so a commit-group wait orders it: no barrier. Then
+  // each thread's chunk sums and (non-deterministic) FP64 sums, its own slots only.
+  extern __shared__ __align__(16) unsigned char smem[];
+  uint4 *ring = reinterpret_cast<uint4 *>(smem);
+  float4 *acc = reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(kStages)) + threadIdx.x;
+  double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(kStages)) + threadIdx.x;
+
+  const GeneralGroup g = general_group(p.d);
+  const bool want_dw = (p.dw_flags & kDwSkip) == 0;
+  const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);  // deterministic
+  const float inv_d = inverse_width(p.d);
+  const int64_t col = g.li * 8;
+  // The CTA's trips: its blocks' 16 rows each, in order; the loads run kStages - 1 trips ahead,
+  // across blocks (the next block's first rows arrive while this one's dw is combined).
+  const int64_t my_blocks = (p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x;
+  const int64_t trips = my_blocks * kChunk;
+  auto row_of = [&](int64_t k) {
+    return (blockIdx.x + (k / kChunk) * int64_t(gridDim.x)) * p.rows_per_block +
+           int64_t(g.group) * kChunk + k % kChunk;
+  };
+  auto issue = [&](int64_t k) {
+    if (k < trips) {
+      const int64_t row = row_of(k);
+      const bool ok = row < p.rows && g.holds();
+      const int64_t src = ok ? row : 0;
+      uint4 *v = ring + (k % kStages) * 3 * kThreads + threadIdx.x;
+      cp_async16(v, p.x + src * p.x_stride + col, ok);
+      cp_async16(v + kThreads, p.z + src * p.z_stride + col, ok);
+      cp_async16(v + 2 * kThreads, p.dy + src * p.dy_stride + col, ok);
+    }
+    cp_async_commit();  // possibly empty: the group count stays uniform
+  };
+#pragma unroll
+  for (int k = 0; k < kStages - 1; ++k) issue(k);
+
+  const uint4 wv = load_or_zero(p.w + col, g.holds());
+  if constexpr (!kDet) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) part[i * kThreads] = 0.0;
+  }
+
+  for (int64_t k = 0; k < trips; ++k) {
+    issue(k + kStages - 1);
+    cp_async_wait<kStages - 1>();
+    const int r = static_cast<int>(k % kChunk);
+    const int64_t row = row_of(k);
+    const bool valid = row < p.rows;
+    const uint4 *v = ring + (k % kStages) * 3 * kThreads + threadIdx.x;
+    float xf[8], zf[8], dyf[8], wf[8];
+    unpack8(v[0], xf);
+    unpack8(v[kThreads], zf);
+    unpack8(v[2 * kThreads], dyf);
+    unpack8(wv, wf);
+
+    float s, rstd;
+    general_row_stats(xf, inv_d, p.eps, g, red, s, rstd);
+    RowGrad rg;
+    const bool lean = __all_sync(0xffffffffu, s == 1.0f);
+    const float leaf = lean ? grad_leaf<false>(xf, zf, dyf, wf, s, rstd, rg)
+                            : grad_leaf<true>(xf, zf, dyf, wf, s, rstd, rg);
+    const float m = mean_of(group_reduce(leaf, g, red + 96, AddOp{}), inv_d);
+    float dxf[8], dzf[8], t[8];
+    if (lean) {
+      grad_out<false>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
+    } else {
+      grad_out<true>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
+    }
+    if (valid && g.holds()) {
+      store16<kStoreStreaming>(p.dx + row * p.dx_stride + col, pack8(dxf));
+      store16<kStoreStreaming>(p.dz + row * p.dz_stride + col, pack8(dzf));
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
+    if (r == 0) {
+      acc[0] = make_float4(t[0], t[1], t[2], t[3]);
+      acc[kThreads] = make_float4(t[4], t[5], t[6], t[7]);
+    } else {
+      const float4 a = acc[0], b = acc[kThreads];
+      acc[0] = make_float4(__fadd_rn(a.x, t[0]), __fadd_rn(a.y, t[1]), __fadd_rn(a.z, t[2]), __fadd_rn(a.w, t[3]));
+      acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
+    }
+    if (r != kChunk - 1 || !want_dw) continue;  // CTA-uniform
+    // The chunk's canonical sum is complete: into the block's node or this thread's sum.
+    const float4 a = acc[0], b = acc[kThreads];
+    double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    if constexpr (kDet) {
+      const int64_t b = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
+      double *node = tree_node(p, cake_ng_level_of(&tree, 0), b);
+      combine_groups(c, g, sums, [&](int column, double value) { node[column] = value; });
+      tree_publish(p, tree, b, &flag);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) part[i * kThreads] = __dadd_rn(part[i * kThreads], c[i]);
+    }
+  }
+  cp_async_wait<0>();
+  if constexpr (!kDet) {
+    if (!want_dw) return;
+    double c[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) c[i] = part[i * kThreads];
+    combine_groups(c, g, sums, [&](int column, double value) { nondet_add(p, column, value); });
+    nondet_finish(p, &flag);
+  }
+}
+
+}  // namespace ng
+}  // namespace cake
