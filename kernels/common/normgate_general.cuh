@@ -39,12 +39,13 @@ struct GeneralGroup {
   __device__ __forceinline__ bool holds() const { return li < n; }
 };
 
+template <int kThreads>
 __device__ __forceinline__ GeneralGroup general_group(int d) {
   GeneralGroup g;
   g.n = d / 8;
   const int leaves = cake_ng_tree_leaves(d);
-  g.lanes = cake_ng_general_lanes(d);
-  g.groups = CAKE_NG_GENERAL_THREADS / g.lanes;
+  g.lanes = cake_ng_general_lanes(d, kThreads);
+  g.groups = kThreads / g.lanes;
   g.group = static_cast<int>(threadIdx.x) / g.lanes;
   g.li = static_cast<int>(threadIdx.x) % g.lanes;
   g.shfl = min(leaves, 32);
@@ -108,10 +109,9 @@ __device__ __forceinline__ uint4 load_or_zero(const uint16_t *ptr, bool ok) {
 
 template <class Cfg>
 __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
-  static_assert(Cfg::kThreads == CAKE_NG_GENERAL_THREADS, "general programs: one thread a lane");
   constexpr int kR = Cfg::kRowsPerGroup;
   __shared__ float red[3 * 32];
-  const GeneralGroup g = general_group(p.d);
+  const GeneralGroup g = general_group<Cfg::kThreads>(p.d);
   const float inv_d = inverse_width(p.d);
   const uint4 wv = load_or_zero(p.w + g.li * 8, g.holds());  // unpacked at use: 32 registers
 
@@ -149,22 +149,24 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
   }
 }
 
-// Doubles of shared memory for combining the groups' dw sums (16 KB).
-constexpr int kCombineDoubles = 2048;
+// Doubles of shared memory for combining the groups' dw sums: two per thread, so that a pass
+// takes at least 64 columns (there are at most threads / 32 holders).
+template <int kThreads>
+constexpr int kCombineDoubles = 2 * kThreads;
 
 // The CTA's groups' FP64 column sums c (each group's in its lanes) combined over the groups as
 // an aligned subtree, adjacent pairs first; sink(col, v) gets every column once. Every thread
 // calls it. Groups of a warp are combined by xor-shuffles; then the holders (each warp when a
 // group fits in one, else each group) meet in shared memory, `span` columns a pass, and one
 // thread per column builds the tree over the holders in place.
-template <class Sink>
+template <int kThreads, class Sink>
 __device__ __forceinline__ void combine_groups(double (&c)[8], const GeneralGroup &g, double *sums,
                                                Sink sink) {
   for (int off = g.lanes; off < 32; off <<= 1) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) c[i] = __dadd_rn(c[i], __shfl_xor_sync(0xffffffffu, c[i], off));
   }
-  const int holders = CAKE_NG_GENERAL_THREADS / max(g.lanes, 32);
+  const int holders = kThreads / max(g.lanes, 32);
   const int holder = g.lanes <= 32 ? g.warp : g.group;
   const bool writes = g.holds() && (g.lanes >= 32 || g.lane < g.lanes);
   const int d = g.n * 8;
@@ -175,7 +177,7 @@ __device__ __forceinline__ void combine_groups(double (&c)[8], const GeneralGrou
     }
     return;
   }
-  const int span = kCombineDoubles / holders;  // a multiple of 64 columns
+  const int span = kCombineDoubles<kThreads> / holders;  // a multiple of 64 columns
   const int tid = static_cast<int>(threadIdx.x);
   for (int col0 = 0; col0 < d; col0 += span) {
     if (writes && g.li * 8 >= col0 && g.li * 8 < col0 + span) {
@@ -197,24 +199,25 @@ __device__ __forceinline__ void combine_groups(double (&c)[8], const GeneralGrou
 
 template <class Cfg>
 __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
-  static_assert(Cfg::kThreads == CAKE_NG_GENERAL_THREADS, "general programs: one thread a lane");
   constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   constexpr int kStages = Cfg::kPrefetch;
   constexpr int kThreads = Cfg::kThreads;
   static_assert(kStages >= 2 && kStages <= 4, "a row in flight while one is read");
   __shared__ float red[4 * 32];
-  __shared__ double sums[kCombineDoubles];
+  __shared__ double sums[kCombineDoubles<kThreads>];
   __shared__ int flag;
   // The load ring (cake_ng_general_bwd_smem): [stage][x, z, dy][thread] 16-byte vectors. Each
   // thread reads back only what it copied, so a commit-group wait orders it: no barrier. Then
   // each thread's chunk sums and (non-deterministic) FP64 sums, its own slots only.
   extern __shared__ __align__(16) unsigned char smem[];
   uint4 *ring = reinterpret_cast<uint4 *>(smem);
-  float4 *acc = reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(kStages)) + threadIdx.x;
-  double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(kStages)) + threadIdx.x;
+  float4 *acc =
+      reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(kStages, kThreads)) + threadIdx.x;
+  double *part =
+      reinterpret_cast<double *>(smem + cake_ng_general_part_offset(kStages, kThreads)) + threadIdx.x;
 
-  const GeneralGroup g = general_group(p.d);
+  const GeneralGroup g = general_group<kThreads>(p.d);
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);  // deterministic
   const float inv_d = inverse_width(p.d);
@@ -295,7 +298,7 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
     if constexpr (kDet) {
       const int64_t b = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
       double *node = tree_node(p, cake_ng_level_of(&tree, 0), b);
-      combine_groups(c, g, sums, [&](int column, double value) { node[column] = value; });
+      combine_groups<kThreads>(c, g, sums, [&](int column, double value) { node[column] = value; });
       tree_publish(p, tree, b, &flag);
     } else {
 #pragma unroll
@@ -308,7 +311,7 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
     double c[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) c[i] = part[i * kThreads];
-    combine_groups(c, g, sums, [&](int column, double value) { nondet_add(p, column, value); });
+    combine_groups<kThreads>(c, g, sums, [&](int column, double value) { nondet_add(p, column, value); });
     nondet_finish(p, &flag);
   }
 }

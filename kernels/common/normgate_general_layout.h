@@ -1,24 +1,20 @@
 /* How the general normgate programs (any D, a multiple of 8 up to 8192) cut a CTA into row
- * groups. Plain C + CAKE_HD: the host derives rows per block and the dw tree's node size from it,
- * the kernels their lanes, so the two agree by construction.
+ * groups. Plain C + CAKE_HD: the host derives rows per block, the dw tree's node size and the
+ * shared memory from it, the kernels their lanes, so the two agree by construction.
  *
  * A row is held by a group of lanes, one 16-byte vector (8 columns) per lane, so lane c holds
  * leaf c of the canonical row tree (normgate_math.cuh) and the tree's levels are xor-shuffles
  * (and, past 32 leaves, one exchange of warp sums through shared memory). A group has as many
  * lanes as the tree has leaves (D/8 rounded up to a power of two), and at least threads/64:
  * the backward's CTA takes one dw chunk per group per block, and a block's chunks must be an
- * aligned subtree of one level-1 node (CAKE_NG_TREE_FANOUT = 64 children). */
+ * aligned subtree of one level-1 node (CAKE_NG_TREE_FANOUT = 64 children). A program of T
+ * threads serves the widths whose tree has at most T leaves (D <= 8 T). */
 #ifndef CAKE_KERNELS_COMMON_NORMGATE_GENERAL_LAYOUT_H_
 #define CAKE_KERNELS_COMMON_NORMGATE_GENERAL_LAYOUT_H_
 
 #include <stdint.h>
 
 #include "hd.h"
-
-/* Threads of every general program: a group of up to 1024 lanes holds a row of D = 8192. */
-#define CAKE_NG_GENERAL_THREADS 1024
-#define CAKE_NG_GENERAL_MAX_D 8192
-#define CAKE_NG_GENERAL_MIN_LANES (CAKE_NG_GENERAL_THREADS / 64)
 
 /* Leaves of the canonical row tree: D/8 rounded up to a power of two. */
 static CAKE_HD inline int32_t cake_ng_tree_leaves(int32_t d) {
@@ -27,15 +23,20 @@ static CAKE_HD inline int32_t cake_ng_tree_leaves(int32_t d) {
   return p2;
 }
 
-/* Lanes of one row group (a power of two dividing CAKE_NG_GENERAL_THREADS). */
-static CAKE_HD inline int32_t cake_ng_general_lanes(int32_t d) {
+/* True when a general program of `threads` threads computes rows of width d. */
+static CAKE_HD inline int cake_ng_general_serves(int32_t d, int32_t threads) {
+  return d >= 8 && cake_ng_tree_leaves(d) <= threads;
+}
+
+/* Lanes of one row group (a power of two dividing threads). */
+static CAKE_HD inline int32_t cake_ng_general_lanes(int32_t d, int32_t threads) {
   const int32_t p2 = cake_ng_tree_leaves(d);
-  return p2 > CAKE_NG_GENERAL_MIN_LANES ? p2 : CAKE_NG_GENERAL_MIN_LANES;
+  return p2 > threads / 64 ? p2 : threads / 64;
 }
 
 /* Row groups in one CTA (at most 64). */
-static CAKE_HD inline int32_t cake_ng_general_groups(int32_t d) {
-  return CAKE_NG_GENERAL_THREADS / cake_ng_general_lanes(d);
+static CAKE_HD inline int32_t cake_ng_general_groups(int32_t d, int32_t threads) {
+  return threads / cake_ng_general_lanes(d, threads);
 }
 
 /* Dynamic shared memory of the general backward, in bytes from the start:
@@ -43,14 +44,15 @@ static CAKE_HD inline int32_t cake_ng_general_groups(int32_t d) {
  *   acc    [2][threads] float4: each thread's FP32 chunk sums of its 8 columns
  *   part   (non-deterministic) [8][threads] doubles: each thread's FP64 sums over its chunks
  * The sums live here, not in registers: 64 registers are the budget of 1024 threads. */
-static CAKE_HD inline int32_t cake_ng_general_acc_offset(int32_t stages) {
-  return stages * 3 * CAKE_NG_GENERAL_THREADS * 16;
+static CAKE_HD inline int32_t cake_ng_general_acc_offset(int32_t stages, int32_t threads) {
+  return stages * 3 * threads * 16;
 }
-static CAKE_HD inline int32_t cake_ng_general_part_offset(int32_t stages) {
-  return cake_ng_general_acc_offset(stages) + 2 * CAKE_NG_GENERAL_THREADS * 16;
+static CAKE_HD inline int32_t cake_ng_general_part_offset(int32_t stages, int32_t threads) {
+  return cake_ng_general_acc_offset(stages, threads) + 2 * threads * 16;
 }
-static CAKE_HD inline int32_t cake_ng_general_bwd_smem(int32_t stages, int32_t nondet) {
-  return cake_ng_general_part_offset(stages) + (nondet ? 8 * CAKE_NG_GENERAL_THREADS * 8 : 0);
+static CAKE_HD inline int32_t cake_ng_general_bwd_smem(int32_t stages, int32_t threads,
+                                                       int32_t nondet) {
+  return cake_ng_general_part_offset(stages, threads) + (nondet ? 8 * threads * 8 : 0);
 }
 
 #endif /* CAKE_KERNELS_COMMON_NORMGATE_GENERAL_LAYOUT_H_ */

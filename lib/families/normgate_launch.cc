@@ -8,13 +8,15 @@
 namespace cake {
 
 bool normgate_program_serves(const cake_program_desc &prog, int32_t d) {
-  return prog.family == CAKE_FAMILY_NORMGATE && (prog.knobs[kNgD] == 0 || prog.knobs[kNgD] == d);
+  if (prog.family != CAKE_FAMILY_NORMGATE) return false;
+  if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
+  return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
 }
 
 int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d) {
   const int64_t tuned = prog.knobs[kNgD];
   if (tuned != 0) return prog.threads / (tuned / 8);
-  return cake_ng_general_groups(d);
+  return cake_ng_general_groups(d, static_cast<int32_t>(prog.threads));
 }
 
 bool normgate_is_tuned_backward(const cake_program_desc &prog) {
@@ -25,7 +27,8 @@ uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_NORMGATE || prog.op == CAKE_NG_OP_FWD) return 0;
   if (prog.knobs[kNgD] == 0) {
     return static_cast<uint32_t>(
-        cake_ng_general_bwd_smem(prog.knobs[kNgDepth], prog.op == CAKE_NG_OP_BWD_NONDET));
+        cake_ng_general_bwd_smem(prog.knobs[kNgDepth], static_cast<int32_t>(prog.threads),
+                                 prog.op == CAKE_NG_OP_BWD_NONDET));
   }
   return static_cast<uint32_t>(cake_ng_bwd_smem_of(prog.knobs[kNgD], static_cast<int32_t>(prog.threads),
                                                    prog.knobs[kNgRowsPerGroup], prog.knobs[kNgDepth])

@@ -29,7 +29,8 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog);
 // Dynamic shared memory a normgate program launches with (0 for most).
 uint32_t normgate_smem_bytes(const cake_program_desc &prog);
 
-// True when the program computes rows of width d (its tuned width, or any for general ones).
+// True when the program computes rows of width d: its tuned width, or for a general program
+// any width whose row tree fits its CTA (normgate_general_layout.h).
 bool normgate_program_serves(const cake_program_desc &prog, int32_t d);
 
 // resident_ctas: CTAs of this program that fit on the device at once (SMs x occupancy).

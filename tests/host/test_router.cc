@@ -47,7 +47,8 @@ static void test_tables_are_consistent(void **) {
   }
 }
 
-// For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps.
+// For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps. The
+// normgate general routes (d = 0) are alternatives by width: each program's cover the range.
 static void test_routes_cover_every_size(void **) {
   int count = 0;
   const ArchTable *tables = arch_tables(&count);
@@ -58,13 +59,34 @@ static void test_routes_cover_every_size(void **) {
       std::vector<std::pair<int64_t, int64_t>> spans;
       for (int q = 0; q < tab.route_count; ++q) {
         const cake_route_desc &o = tab.routes[q];
-        if (o.family == key.family && o.op == key.op && o.d == key.d)
+        if (o.family == key.family && o.op == key.op && o.d == key.d &&
+            (key.family != CAKE_FAMILY_NORMGATE || key.d != 0 || o.program == key.program))
           spans.push_back({o.metric_lo, o.metric_hi});
       }
       std::sort(spans.begin(), spans.end());
       assert_int_equal(spans.front().first, 0);
       for (size_t i = 1; i < spans.size(); ++i) assert_int_equal(spans[i].first, spans[i - 1].second);
       assert_true(spans.back().second == INT64_MAX);
+    }
+  }
+}
+
+// Every width the spec allows (multiples of 8 up to 8192) has a normgate route for every op
+// and rows-per-SM metric, to a program that serves it.
+static void test_normgate_every_width_routes(void **) {
+  int count = 0;
+  const ArchTable *tables = arch_tables(&count);
+  for (int t = 0; t < count; ++t) {
+    const ArchTable &tab = tables[t];
+    for (uint16_t op : {CAKE_NG_OP_FWD, CAKE_NG_OP_BWD_DET, CAKE_NG_OP_BWD_NONDET}) {
+      for (int32_t d = 8; d <= 8192; d += 8) {
+        for (int64_t metric : {int64_t(0), int64_t(1000), int64_t(1) << 40}) {
+          const cake_route_desc *r =
+              find_route(tab, CAKE_FAMILY_NORMGATE, op, d, metric, normgate_program_serves);
+          assert_non_null(r);
+          assert_true(normgate_program_serves(tab.programs[r->program], d));
+        }
+      }
     }
   }
 }
@@ -93,7 +115,10 @@ static void test_normgate_forward_routes(void **) {
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 256).c_str(), "sm90.ng_fwd_d256_short");
   // Widths without a tuned program take the general one at every size.
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1, 8).c_str(), "sm90.ng_fwd_general");
-  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 8192).c_str(), "sm90.ng_fwd_general");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 2048).c_str(), "sm90.ng_fwd_general");
+  // Rows whose tree outgrows the 256-thread program's CTA take the 1024-thread one.
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 2056).c_str(), "sm90.ng_fwd_general_wide");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 8192).c_str(), "sm90.ng_fwd_general_wide");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 5000, 96).c_str(), "sm90.ng_fwd_general");
   // The reported thresholds: mid from 976 rows/SM on sm100/sm103, from 800 on sm107.
   assert_string_equal(routed_forward(CAKE_ARCH_SM100, 148, 148 * 975, 128).c_str(), "sm100.ng_fwd_d128_short");
@@ -117,6 +142,10 @@ static void test_forced_program_query(void **) {
   assert_string_equal(info.name, "sm90.ng_fwd_general");
   assert_int_equal(info.forced, 1);
   assert_string_equal(info.kernel, "cake_sm90_ng_fwd_general");
+  desc.d = 8192;  // a tree of 1024 leaves: not in a 256-thread CTA
+  assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  assert_non_null(std::strstr(cake_last_error_message(), "does not serve"));
+  desc.d = 128;
   desc.program = "sm90.ng_fwd_d64_short";  // wrong width
   assert_int_equal(cake_normgate_forward_query(h, &desc, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
   assert_non_null(std::strstr(cake_last_error_message(), "does not serve"));
@@ -132,6 +161,9 @@ static void test_normgate_launch_shapes(void **) {
   for (int i = 0; i < tab->program_count; ++i) {
     const cake_program_desc &p = tab->programs[i];
     if (p.family != CAKE_FAMILY_NORMGATE) continue;
+    // Dynamic shared memory fits an H100/H200 CTA (227 KiB), beside the static arrays of the
+    // general programs (under 24 KiB; the tuned ones have none).
+    assert_true(normgate_smem_bytes(p) <= 227u * 1024u - (p.knobs[kNgD] == 0 ? 24u * 1024u : 0u));
     for (int64_t rows : {int64_t(1), int64_t(7), int64_t(1000), int64_t(800000), int64_t(3) << 31}) {
       for (int32_t d : {8, 64, 96, 128, 256, 264, 1000, 8192}) {
         if (!normgate_program_serves(p, d)) continue;
@@ -182,6 +214,7 @@ static void test_image_selection(void **) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_routes_cover_every_size),
+      cmocka_unit_test(test_normgate_every_width_routes),
       cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_forced_program_query),
       cmocka_unit_test(test_normgate_launch_shapes),  cmocka_unit_test(test_image_selection),
   };

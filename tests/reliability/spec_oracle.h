@@ -154,9 +154,16 @@ inline uint16_t ng_op_for(NgEntry k, const cake_normgate_desc &d) {
 inline bool ng_d_ok(int32_t d) { return d >= 8 && d <= 8192 && d % 8 == 0; }
 
 // Whether `prog` computes `op` at width d: the manifest's width knob is d, or 0 (general).
+// Leaves of the row tree: D/8 rounded up to a power of two. A general program (D knob 0) holds
+// a row's leaves in one CTA, a lane each: it serves the widths with at most `threads` leaves.
+inline int64_t ng_tree_leaves(int64_t d) {
+  int64_t leaves = 1;
+  while (leaves < d / 8) leaves <<= 1;
+  return leaves;
+}
 inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d) {
   return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
-         (prog.knobs[0] == 0 || prog.knobs[0] == d);
+         (prog.knobs[0] == d || (prog.knobs[0] == 0 && d >= 8 && ng_tree_leaves(d) <= prog.threads));
 }
 
 // `desc` is the caller's struct as the library would read it (the known prefix); `view` its
@@ -252,7 +259,7 @@ inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t me
     if (r.family != CAKE_FAMILY_NORMGATE || r.op != op) continue;
     if (metric < r.metric_lo || metric >= r.metric_hi) continue;
     if (r.d == d) return r.program;
-    if (r.d == 0 && general < 0) general = r.program;
+    if (r.d == 0 && general < 0 && ng_serves(t.programs[r.program], op, d)) general = r.program;
   }
   return general;
 }
@@ -264,16 +271,14 @@ inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t me
 inline bool ng_tuned_backward(const cake_program_desc &prog) {
   return prog.op != CAKE_NG_OP_FWD && prog.knobs[0] != 0;
 }
-// Row groups of a general program's CTA: 1024 lanes, a group per row of D/8 leaves rounded up
-// to a power of two, at least 16 lanes (64 dw chunks a block at most).
-inline int64_t ng_general_groups(int64_t d) {
-  int64_t leaves = 1;
-  while (leaves < d / 8) leaves <<= 1;
-  return 1024 / std::max<int64_t>(leaves, 16);
+// Row groups of a general program's CTA: a group of max(leaves, threads / 64) lanes per row
+// (64 dw chunks a block at most).
+inline int64_t ng_general_groups(int64_t d, int64_t threads) {
+  return threads / std::max<int64_t>(ng_tree_leaves(d), threads / 64);
 }
 inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog, int64_t width) {
   const int64_t d = prog.knobs[0], threads = prog.threads;
-  const int64_t groups = d != 0 ? threads / (d / 8) : ng_general_groups(width);
+  const int64_t groups = d != 0 ? threads / (d / 8) : ng_general_groups(width, threads);
   if (prog.op == CAKE_NG_OP_FWD) return groups * prog.knobs[1];
   return d != 0 ? groups * prog.knobs[1] : groups * CAKE_NG_DW_CHUNK_ROWS;
 }
@@ -288,15 +293,15 @@ inline unsigned ng_tuned_backward_grid(const cake_handle_st *h, int program, int
 inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
   if (prog.op == CAKE_NG_OP_FWD) return 0;
   if (!ng_tuned_backward(prog)) {  // the load ring, the FP32 chunk sums, the FP64 sums (nondet)
-    return int64_t(prog.knobs[2]) * 3 * 1024 * 16 + 8 * 1024 * 4 +
-           (prog.op == CAKE_NG_OP_BWD_NONDET ? 8 * 1024 * 8 : 0);
+    const int64_t t = prog.threads;
+    return int64_t(prog.knobs[2]) * 3 * t * 16 + 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? 8 * t * 8 : 0);
   }
   return cake_ng_bwd_smem_of(prog.knobs[0], static_cast<int32_t>(prog.threads), prog.knobs[1],
                              prog.knobs[2])
       .bytes;
 }
 inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t width) {
-  return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : ng_general_groups(width);
+  return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : ng_general_groups(width, prog.threads);
 }
 
 // Workspace bytes the kernel indexes for this call (the device layout of normgate_workspace.h).
