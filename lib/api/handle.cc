@@ -56,9 +56,10 @@ cake_status_t load_programs(cake_handle_t h) {
                   "disagree",
                   prog.name, prog.kernel, h->image->targets, h->table->tag);
     }
-    // Programs past the 48 KiB default opt in to their dynamic shared memory once, here.
+    // Programs with dynamic shared memory opt in to it once, here: without the opt-in, static
+    // and dynamic together may not pass 48 KiB.
     const uint32_t smem = normgate_smem_bytes(prog);
-    if (smem > 48u * 1024u) {
+    if (smem > 0) {
       CAKE_CU(drv, cuFuncSetAttribute(h->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(smem)));
     }
