@@ -109,12 +109,12 @@ __device__ __forceinline__ void store_root(const cake_normgate_params &p, const 
   }
 }
 
-// After the CTA wrote level-0 node `node`: climb while this CTA is the last to arrive at a
-// parent; the CTA that completes the top level rounds into dw. Every thread of the CTA calls
-// this; `flag` is a shared word.
+// After the CTA wrote node `node` of level `level`: climb while this CTA is the last to arrive
+// at a parent; the CTA that completes the top level rounds into dw. Every thread of the CTA
+// calls this; `flag` is a shared word.
 __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int64_t node, int *flag) {
-  for (int level = 0;; ++level) {
+                                             int64_t node, int *flag, int level = 0) {
+  for (;; ++level) {
     if (level == t.levels - 1) {
       store_root(p, t);
       return;
@@ -131,95 +131,6 @@ __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, cons
     if (!*flag) return;
     combine_children(p, t, level, parent);
     node = parent;
-  }
-}
-
-// Children of level-(level+1) node `parent` into the parent, every thread of the CTA working:
-// `split` threads per column, each a 64/split-child subtree, the partial sums added in shared
-// `scratch` ([threads] doubles) in the same tree order. The children are zeroed.
-__device__ __forceinline__ void combine_children_wide(const cake_normgate_params &p,
-                                                      const cake_ng_tree &t, int level,
-                                                      int64_t parent, double *scratch) {
-  const int split = min(8, static_cast<int>(blockDim.x) / p.d);  // a power of two
-  if (split <= 1) {
-    combine_children(p, t, level, parent);
-    return;
-  }
-  const cake_ng_level here = cake_ng_level_of(&t, level);
-  const cake_ng_level up = cake_ng_level_of(&t, level + 1);
-  const int64_t children = min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
-  double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
-  const int col = threadIdx.x % p.d, part = threadIdx.x / p.d;
-  const bool active = part < split;
-  const int span = CAKE_NG_TREE_FANOUT / split;  // children per thread: 8, 16 or 32
-  if (active) {
-    const double *first = src + col;
-    double v;
-    switch (span) {  // an aligned subtree of the 64-child tree, adjacent pairs first
-      case 8: v = tree_sum<8>(first, children, p.d, part * 8); break;
-      case 16: v = tree_sum<16>(first, children, p.d, part * 16); break;
-      default: v = tree_sum<32>(first, children, p.d, part * 32); break;
-    }
-    for (int c = part * span; c < (part + 1) * span && c < children; ++c) src[c * p.d + col] = 0.0;
-    scratch[threadIdx.x] = v;
-  }
-  __syncthreads();
-  for (int h = 1; h < split; h <<= 1) {
-    if (active && part % (2 * h) == 0) {
-      scratch[threadIdx.x] = __dadd_rn(scratch[threadIdx.x], scratch[threadIdx.x + h * p.d]);
-    }
-    __syncthreads();
-  }
-  if (part == 0) tree_node(p, up, parent)[col] = scratch[col];
-}
-
-// Acquire load of a GPU-scope counter.
-__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-// Grid barrier of a cooperative launch (every CTA resident): every thread of every CTA calls
-// it; what a CTA wrote before it, every CTA sees after it. `counter` counts the arrivals; the
-// caller resets it once every CTA has left.
-__device__ __forceinline__ void grid_barrier(unsigned *counter) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    fence_acq_rel_gpu();
-    atomicAdd(counter, 1u);
-    while (load_acquire_gpu(counter) < gridDim.x) __nanosleep(32);
-    fence_acq_rel_gpu();
-  }
-  __syncthreads();
-}
-
-// Tuned backward programs, deterministic package, after the walk (every level-0 node written):
-// the CTAs build each level from the one below in parallel, a grid barrier before each level,
-// and CTA 0 (which builds the single top node) rounds it into dw. `words` after the tree
-// (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + l] the barrier before level
-// l + 1; the last CTA to take the exit ticket resets what is still set. Every thread calls
-// this; `scratch` holds one double a thread.
-__device__ __forceinline__ void build_tree_cooperative(const cake_normgate_params &p,
-                                                       const cake_ng_tree &t, unsigned *words,
-                                                       double *scratch) {
-  for (int l = 0; l + 1 < t.levels; ++l) {
-    grid_barrier(&words[2 + l]);
-    if (l >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + l] = 0u;  // all left barrier l-1
-    const int64_t parents = cake_ng_level_of(&t, l + 1).nodes;
-    for (int64_t n = blockIdx.x; n < parents; n += gridDim.x) {
-      combine_children_wide(p, t, l, n, scratch);
-      __syncthreads();  // scratch is reused
-    }
-  }
-  if (blockIdx.x == 0) store_root(p, t);  // one level: CTA 0 walked the single unit
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    fence_acq_rel_gpu();
-    if (arrive_last(&words[0], 1u, gridDim.x)) {
-      words[1] = 0u;                                        // every CTA has stopped fetching
-      if (t.levels > 1) words[2 + t.levels - 2] = 0u;       // and has left the last barrier
-    }
   }
 }
 

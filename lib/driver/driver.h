@@ -27,8 +27,7 @@
   X(cuFuncSetAttribute, 9000)           \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuPointerGetAttribute, 4000)        \
-  X(cuLaunchKernel, 7000)               \
-  X(cuLaunchKernelEx, 11060)
+  X(cuLaunchKernel, 7000)
 
 namespace cake {
 
