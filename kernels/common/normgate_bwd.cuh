@@ -10,9 +10,9 @@
 //  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
 //    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
 //    are taken after each step from the rows' terms in shared memory. Deterministic: one
-//    level-0 tree node per unit; the CTA whose unit completes a
-//    level-1 node combines it during the walk, and the last arrivals climb the levels above
-//    (no grid barrier); non-deterministic: an FP64 sum per column and chunk thread.
+//    level-0 tree node per unit, the levels above built by all CTAs after the walk (a
+//    cooperative launch, a grid barrier per level); non-deterministic: an FP64 sum per
+//    column and chunk thread.
 //  - general (any D): normgate_general.cuh.
 // The tree, the tickets and the workspace layout are in normgate_dw.cuh / normgate_workspace.h.
 #pragma once
@@ -151,9 +151,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   uint4 *ring = reinterpret_cast<uint4 *>(smem);
   float *tbuf = reinterpret_cast<float *>(smem + lay.t_offset);
   int *flag = reinterpret_cast<int *>(smem + lay.words_offset);
-  // Deterministic: [step parity] the level-1 node whose last child this CTA's arrival of that
-  // step completed (its combine runs one step later), or -1.
-  long long *completed = reinterpret_cast<long long *>(smem + lay.words_offset + 8);  // [2]
   long long *unit_ring = reinterpret_cast<long long *>(smem + lay.ring_offset);
   uint64_t *bars = reinterpret_cast<uint64_t *>(smem + lay.words_offset + 16);  // [kStages <= 6]
 
@@ -188,7 +185,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     for (int s = 0; s < kStages; ++s) mbar_init(&bars[s], 1);
     mbar_init_fence();
   }
-  if (tid == 0) completed[0] = completed[1] = -1;
   __syncthreads();
   auto issue = [&](int64_t step, int stage) {
     const int64_t u = unit_of(step);
@@ -237,7 +233,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
 
   int stage = 0;
   int64_t i = 0;  // steps walked
-  int64_t prev_unit = -1;  // the unit of step i - 1
   for (;; ++i) {
     const int64_t u = unit_of(i);
     if (u >= units) break;  // CTA-uniform: fetched ids only grow
@@ -273,25 +268,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       if (i >= 1) unit_ring[(i + kStages + 1) % kRing] = dynamic_base + held;
       held = atomicAdd(unit_counter, 1u);
     }
-    if constexpr (kDet) {
-      if (want_dw && i >= 1) {
-        // The node of step i - 1's unit is written (the barrier): count it into its level-1
-        // parent. The CTA whose arrival completes a parent combines it one step later, so the
-        // tree's level 1 is built during the walk, where other CTAs still stream rows.
-        if (tid == 0) {
-          const int64_t parent = prev_unit / CAKE_NG_TREE_FANOUT;
-          fence_acq_rel_gpu();
-          const bool last = arrive_last(tree_counter(p, cake_ng_level_of(&tree, 1), parent), 1u,
-                                        static_cast<unsigned>(tree_children(tree, 0, parent)));
-          completed[i & 1] = last ? parent : -1;
-        }
-        const long long done = completed[(i - 1) & 1];  // written before this step's barrier
-        if (done >= 0) {  // CTA-uniform
-          combine_children(p, tree, 0, done);
-          tree_publish(p, tree, done, flag, 1);
-        }
-      }
-    }
     if (chunk_thread && (!kAlternate || chunk_half == (i & 1))) {  // canonical FP32 chunk sum
       const float *src = tbuf + (i & 1) * kTBuf + chunk_k * kTChunk + chunk_col;
       float acc = src[0];
@@ -306,25 +282,12 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         part = __dadd_rn(part, c);
       }
     }
-    prev_unit = u;
   }
   cp_async_wait<0>();
   if (!want_dw) return;
   if constexpr (kDet) {
-    // What the walk left: the parent the last step's arrival completed, and the last unit's
-    // node (written after the last barrier), which climbs the tree itself.
-    __syncthreads();
-    const long long done = i >= 1 ? completed[(i - 1) & 1] : -1;
-    if (done >= 0) {
-      combine_children(p, tree, 0, done);
-      tree_publish(p, tree, done, flag, 1);
-    }
-    if (i >= 1) tree_publish(p, tree, prev_unit, flag, 0);
-    __syncthreads();
-    if (tid == 0) {  // the last CTA out resets the unit counter: every CTA has stopped fetching
-      fence_acq_rel_gpu();
-      if (arrive_last(&ticket[0], 1u, gridDim.x)) ticket[1] = 0u;
-    }
+    __syncthreads();  // tbuf is free: the scratch of the tree's combines
+    build_tree_cooperative(p, tree, ticket, reinterpret_cast<double *>(tbuf));
   } else {
     if constexpr (kAlternate) {  // the upper half's sums join the lower half's
       double *halves = reinterpret_cast<double *>(tbuf);

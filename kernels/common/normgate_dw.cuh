@@ -109,12 +109,12 @@ __device__ __forceinline__ void store_root(const cake_normgate_params &p, const 
   }
 }
 
-// After the CTA wrote node `node` of level `level`: climb while this CTA is the last to arrive
-// at a parent; the CTA that completes the top level rounds into dw. Every thread of the CTA
-// calls this; `flag` is a shared word.
+// After the CTA wrote level-0 node `node`: climb while this CTA is the last to arrive at a
+// parent; the CTA that completes the top level rounds into dw. Every thread of the CTA calls
+// this; `flag` is a shared word.
 __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int64_t node, int *flag, int level = 0) {
-  for (;; ++level) {
+                                             int64_t node, int *flag) {
+  for (int level = 0;; ++level) {
     if (level == t.levels - 1) {
       store_root(p, t);
       return;
@@ -131,6 +131,146 @@ __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, cons
     if (!*flag) return;
     combine_children(p, t, level, parent);
     node = parent;
+  }
+}
+
+// Children of level-(level+1) node `parent` into the parent, every thread of the CTA working:
+// `split` threads per column, each a 64/split-child subtree, the partial sums added in shared
+// `scratch` ([threads] doubles) in the same tree order. The children are zeroed.
+__device__ __forceinline__ void combine_children_wide(const cake_normgate_params &p,
+                                                      const cake_ng_tree &t, int level,
+                                                      int64_t parent, double *scratch) {
+  const int split = min(8, static_cast<int>(blockDim.x) / p.d);  // a power of two
+  if (split <= 1) {
+    combine_children(p, t, level, parent);
+    return;
+  }
+  const cake_ng_level here = cake_ng_level_of(&t, level);
+  const cake_ng_level up = cake_ng_level_of(&t, level + 1);
+  const int64_t children = min(int64_t(CAKE_NG_TREE_FANOUT), here.nodes - parent * CAKE_NG_TREE_FANOUT);
+  double *src = tree_node(p, here, parent * CAKE_NG_TREE_FANOUT);
+  const int col = threadIdx.x % p.d, part = threadIdx.x / p.d;
+  const bool active = part < split;
+  const int span = CAKE_NG_TREE_FANOUT / split;  // children per thread: 8, 16 or 32
+  if (active) {
+    const double *first = src + col;
+    double v;
+    switch (span) {  // an aligned subtree of the 64-child tree, adjacent pairs first
+      case 8: v = tree_sum<8>(first, children, p.d, part * 8); break;
+      case 16: v = tree_sum<16>(first, children, p.d, part * 16); break;
+      default: v = tree_sum<32>(first, children, p.d, part * 32); break;
+    }
+    for (int c = part * span; c < (part + 1) * span && c < children; ++c) src[c * p.d + col] = 0.0;
+    scratch[threadIdx.x] = v;
+  }
+  __syncthreads();
+  for (int h = 1; h < split; h <<= 1) {
+    if (active && part % (2 * h) == 0) {
+      scratch[threadIdx.x] = __dadd_rn(scratch[threadIdx.x], scratch[threadIdx.x + h * p.d]);
+    }
+    __syncthreads();
+  }
+  if (part == 0) tree_node(p, up, parent)[col] = scratch[col];
+}
+
+// Acquire load of a GPU-scope counter.
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Grid barrier of a cooperative launch (every CTA resident): every thread of every CTA calls
+// it; what a CTA wrote before it, every CTA sees after it. `counter` counts the arrivals; the
+// caller resets it once every CTA has left.
+__device__ __forceinline__ void grid_barrier(unsigned *counter) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    atomicAdd(counter, 1u);
+    while (load_acquire_gpu(counter) < gridDim.x) __nanosleep(32);
+    fence_acq_rel_gpu();
+  }
+  __syncthreads();
+}
+
+// Column `col` of every node of `level`, reduced to dw: the full binary tree over the nodes
+// (adjacent pairs first, missing ones +0), which is what the levels above would build (every
+// node of the tree is an aligned dyadic interval; the padding only changes the sign of an exact
+// zero, which store_dw makes +0). Each thread takes an aligned run of nodes in registers, the
+// runs meet in shared `scratch` (one double a thread); the nodes are zeroed. Every thread of
+// the CTA calls this; nodes <= kColumnRun x threads.
+constexpr int kColumnRun = 64;
+
+__device__ __forceinline__ void reduce_column(const cake_normgate_params &p, const cake_ng_tree &t,
+                                              int level, int col, double *scratch) {
+  const cake_ng_level lv = cake_ng_level_of(&t, level);
+  int64_t leaves = 1;
+  while (leaves < lv.nodes) leaves <<= 1;
+  const int threads = static_cast<int>(blockDim.x);  // a power of two
+  const int run = leaves > threads ? static_cast<int>(leaves / threads) : 1;
+  const int active = static_cast<int>(leaves / run);
+  const int tid = static_cast<int>(threadIdx.x);
+  double *first = reinterpret_cast<double *>(static_cast<char *>(p.workspace) + lv.node_offset) + col;
+  double v = 0.0;
+  if (tid < active) {
+    const int base = tid * run;
+    switch (run) {  // an aligned subtree, adjacent pairs first
+      case 1: v = tree_sum<1>(first, lv.nodes, p.d, base); break;
+      case 2: v = tree_sum<2>(first, lv.nodes, p.d, base); break;
+      case 4: v = tree_sum<4>(first, lv.nodes, p.d, base); break;
+      case 8: v = tree_sum<8>(first, lv.nodes, p.d, base); break;
+      case 16: v = tree_sum<16>(first, lv.nodes, p.d, base); break;
+      case 32: v = tree_sum<32>(first, lv.nodes, p.d, base); break;
+      default: v = tree_sum<kColumnRun>(first, lv.nodes, p.d, base); break;
+    }
+    for (int64_t k = base; k < base + run && k < lv.nodes; ++k) first[k * p.d] = 0.0;
+  }
+  scratch[tid] = v;
+  for (int h = 1; h < active; h <<= 1) {
+    __syncthreads();
+    if (tid % (2 * h) == 0 && tid < active) scratch[tid] = __dadd_rn(scratch[tid], scratch[tid + h]);
+  }
+  __syncthreads();
+  if (tid == 0) store_dw(p, col, scratch[0]);
+  __syncthreads();  // scratch is reused
+}
+
+// Grid barrier `b` of the tree build (words[2 + b]); CTA 0 resets the one before, which every
+// CTA has left once all have arrived at this one.
+__device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
+  grid_barrier(&words[2 + b]);
+  if (b >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + b] = 0u;
+}
+
+// Tuned backward programs, deterministic package, after the walk (every level-0 node written):
+// one grid barrier, then the CTAs reduce the columns of the level-0 nodes to dw in parallel, a
+// column a CTA (reduce_column). Only for more than kColumnRun x threads nodes is a level built
+// first (the CTAs build its nodes in parallel, a grid barrier before). `words` after the tree
+// (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last
+// CTA to take the exit ticket resets what is still set. Every thread calls this; `scratch`
+// holds one double a thread.
+__device__ __forceinline__ void build_tree_cooperative(const cake_normgate_params &p,
+                                                       const cake_ng_tree &t, unsigned *words,
+                                                       double *scratch) {
+  int level = 0, b = 0;
+  while (cake_ng_level_of(&t, level).nodes > int64_t(kColumnRun) * blockDim.x) {
+    tree_barrier(words, b++);
+    const int64_t parents = cake_ng_level_of(&t, level + 1).nodes;
+    for (int64_t n = blockIdx.x; n < parents; n += gridDim.x) {
+      combine_children_wide(p, t, level, n, scratch);
+      __syncthreads();  // scratch is reused
+    }
+    ++level;
+  }
+  tree_barrier(words, b++);
+  for (int col = blockIdx.x; col < p.d; col += gridDim.x) reduce_column(p, t, level, col, scratch);
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    if (arrive_last(&words[0], 1u, gridDim.x)) {
+      words[1] = 0u;          // every CTA has stopped fetching
+      words[2 + b - 1] = 0u;  // and has left the last barrier
+    }
   }
 }
 

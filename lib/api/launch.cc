@@ -35,13 +35,30 @@ cake_status_t check_device_pointer(cake_handle_t handle, const void *ptr, const 
 }
 
 cake_status_t launch_program(cake_handle_t handle, int program, uint32_t grid, uint32_t block,
-                             uint32_t smem_bytes, cake_stream_t stream, void *params) {
+                             uint32_t smem_bytes, cake_stream_t stream, void *params,
+                             bool cooperative) {
   ScopedHandleContext scope;
   CAKE_TRY(scope.enter(handle));
   void *args[] = {params};
-  const CUresult r =
-      handle->drv->cuLaunchKernel(handle->functions[program], grid, 1, 1, block, 1, 1, smem_bytes,
-                                  reinterpret_cast<CUstream>(stream), args, nullptr);
+  CUresult r;
+  if (cooperative) {
+    CUlaunchAttribute attr = {};
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = grid;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = block;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = smem_bytes;
+    config.hStream = reinterpret_cast<CUstream>(stream);
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    r = handle->drv->cuLaunchKernelEx(&config, handle->functions[program], args, nullptr);
+  } else {
+    r = handle->drv->cuLaunchKernel(handle->functions[program], grid, 1, 1, block, 1, 1,
+                                    smem_bytes, reinterpret_cast<CUstream>(stream), args, nullptr);
+  }
   if (r != CUDA_SUCCESS) {
     return cuda_fail(*handle->drv, r, handle->table->programs[program].kernel);
   }

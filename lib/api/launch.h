@@ -12,8 +12,11 @@ namespace cake {
 // driver query per pointer, no synchronisation.
 cake_status_t check_device_pointer(cake_handle_t handle, const void *ptr, const char *name);
 
+// cooperative: a cooperative launch (every CTA resident at once, or the launch fails), for
+// kernels with grid barriers.
 cake_status_t launch_program(cake_handle_t handle, int program, uint32_t grid, uint32_t block,
-                             uint32_t smem_bytes, cake_stream_t stream, void *params);
+                             uint32_t smem_bytes, cake_stream_t stream, void *params,
+                             bool cooperative = false);
 
 
 }  // namespace cake

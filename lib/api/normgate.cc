@@ -304,8 +304,9 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
   p.packed = (d.x_stride == d.d && d.z_stride == d.d && d.dy_stride == d.d) ? 1 : 0;
   p.dw_f32 = d.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
   p.dw_flags = static_cast<int32_t>(d.flags);
+  const bool cooperative = call.launch.cooperative && (d.flags & CAKE_NORMGATE_DW_SKIP) == 0;
   return launch_program(handle, call.program, call.launch.grid, call.launch.block,
-                        call.launch.smem_bytes, stream, &p);
+                        call.launch.smem_bytes, stream, &p, cooperative);
 }
 
 }  // extern "C"

@@ -27,7 +27,8 @@
   X(cuFuncSetAttribute, 9000)           \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuPointerGetAttribute, 4000)        \
-  X(cuLaunchKernel, 7000)
+  X(cuLaunchKernel, 7000)               \
+  X(cuLaunchKernelEx, 11060)
 
 namespace cake {
 

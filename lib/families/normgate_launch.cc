@@ -40,6 +40,8 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int3
   NormgateLaunch l;
   l.block = prog.threads;
   l.smem_bytes = normgate_smem_bytes(prog);
+  // The tuned deterministic backward builds the dw tree's levels between grid barriers.
+  l.cooperative = normgate_is_tuned_backward(prog) && prog.op == CAKE_NG_OP_BWD_DET;
   if (normgate_is_tuned_backward(prog)) {  // units of one step, a persistent grid takes them
     l.rows_per_block = normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup];
     l.num_blocks = (rows + l.rows_per_block - 1) / l.rows_per_block;

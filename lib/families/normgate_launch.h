@@ -20,6 +20,7 @@ struct NormgateLaunch {
   uint32_t grid;           // CTAs; the kernel strides over blocks by gridDim.x
   uint32_t block;          // threads
   uint32_t smem_bytes;     // dynamic shared memory
+  bool cooperative;        // every CTA resident together (grid barriers in the kernel)
 };
 
 // The tuned backward programs (balanced chunk ranges, shared-memory ring): D != 0, backward.

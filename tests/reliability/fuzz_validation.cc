@@ -229,7 +229,7 @@ void check_out(const char *entry, const OutStruct &o, bool ok) {
 
 rel::RecordedLaunch recorded(const rel::Launch &l) {
   return {l.program, {l.grid[0], l.grid[1], l.grid[2]}, {l.block[0], l.block[1], l.block[2]},
-          l.smem, l.params, l.extra_used != 0};
+          l.smem, l.params, l.extra_used != 0, l.cooperative != 0};
 }
 
 void expect_driver_untouched(const char *entry) {

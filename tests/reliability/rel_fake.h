@@ -37,6 +37,7 @@ struct Launch {
   static_assert(sizeof(cake_normgate_params) <= 256 && sizeof(cake_swiglu_mxfp8_params) <= 256,
                 "a parameter struct outgrew the record");
   int extra_used = 0;         // the `extra` argument was non-NULL (Cake never uses it)
+  int cooperative = 0;        // launched by cuLaunchKernelEx with the cooperative attribute
 };
 
 // Launches recorded on this thread since the last reset (thread-local: TSan hammers it).
@@ -134,6 +135,18 @@ inline CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
   launches().push_back(l);
   return CUDA_SUCCESS;
 }
+inline CUresult launch_kernel_ex(const CUlaunchConfig *c, CUfunction f, void **params,
+                                 void **extra) {
+  int cooperative = 0;
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) cooperative = c->attrs[i].value.cooperative;
+  }
+  const CUresult r = launch_kernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                                   c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                                   params, extra);
+  launches().back().cooperative = cooperative;
+  return r;
+}
 }  // namespace stub
 
 inline const cake::Driver *recording_driver() {
@@ -148,6 +161,7 @@ inline const cake::Driver *recording_driver() {
     d.cuFuncSetAttribute = stub::func_set_attribute;
     d.cuPointerGetAttribute = stub::pointer_get_attribute;
     d.cuLaunchKernel = stub::launch_kernel;
+    d.cuLaunchKernelEx = stub::launch_kernel_ex;
     d.driver_version = 13000;
     return d;
   }();

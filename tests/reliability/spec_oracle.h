@@ -321,6 +321,7 @@ struct RecordedLaunch {
   unsigned grid[3], block[3], smem;
   const void *params;
   bool extra_used;
+  bool cooperative = false;
 };
 
 // Preconditions of an accepted normgate launch. `desc` is the caller's (strides may be 0).
@@ -355,6 +356,12 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (l.smem != ng_kernel_smem(prog)) {
     return fmt("%u bytes of dynamic shared memory; the kernel of %s lays out %lld", l.smem,
                prog.name, (long long)ng_kernel_smem(prog));
+  }
+  // The tuned deterministic backward has grid barriers: it needs every CTA resident.
+  const bool needs_coop = ng_tuned_backward(prog) && prog.op == CAKE_NG_OP_BWD_DET &&
+                          (desc.flags & CAKE_NORMGATE_DW_SKIP) == 0;
+  if ((l.cooperative != 0) != needs_coop) {
+    return fmt("%s launch of %s", l.cooperative ? "cooperative" : "non-cooperative", prog.name);
   }
   cake_normgate_params q;
   std::memcpy(&q, l.params, sizeof q);

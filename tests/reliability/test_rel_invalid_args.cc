@@ -145,7 +145,8 @@ void ng_accept(Ng &c, cake_arch_t arch = CAKE_ARCH_SM90) {
       p.dz = c.dz, p.dw = c.dw, p.workspace = c.ws, p.workspace_bytes = c.ws_bytes;
       const std::string bad = rel::check_normgate_launch(
           c.entry, h, c.desc, p, {l.program, {l.grid[0], l.grid[1], l.grid[2]},
-                                  {l.block[0], l.block[1], l.block[2]}, l.smem, l.params, l.extra_used != 0});
+                                  {l.block[0], l.block[1], l.block[2]}, l.smem, l.params, l.extra_used != 0,
+                                  l.cooperative != 0});
       CHECK(bad.empty(), "%s: launch breaks a precondition: %s", ng_name(c.entry), bad.c_str());
     }
   } else {
