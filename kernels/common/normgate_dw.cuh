@@ -199,8 +199,11 @@ __device__ __forceinline__ void grid_barrier(unsigned *counter) {
 // node of the tree is an aligned dyadic interval; the padding only changes the sign of an exact
 // zero, which store_dw makes +0). Each thread takes an aligned run of nodes in registers, the
 // runs meet in shared `scratch` (one double a thread); the nodes are zeroed. Every thread of
-// the CTA calls this; nodes <= kColumnRun x threads.
-constexpr int kColumnRun = 64;
+// the CTA calls this; nodes <= kColumnRun x threads. A column's nodes are 8-byte reads d
+// doubles apart (a 32-byte sector each): past two nodes a thread, building a level first was
+// faster on the H200 (2650 level-0 nodes at 3534x48: 77.8 us reduced directly, 74.4 us with
+// level 1 built first; 195 and 773 nodes: 14% and 8% faster directly; docs/performance.md).
+constexpr int kColumnRun = 2;
 
 __device__ __forceinline__ void reduce_column(const cake_normgate_params &p, const cake_ng_tree &t,
                                               int level, int col, double *scratch) {
@@ -215,15 +218,9 @@ __device__ __forceinline__ void reduce_column(const cake_normgate_params &p, con
   double v = 0.0;
   if (tid < active) {
     const int base = tid * run;
-    switch (run) {  // an aligned subtree, adjacent pairs first
-      case 1: v = tree_sum<1>(first, lv.nodes, p.d, base); break;
-      case 2: v = tree_sum<2>(first, lv.nodes, p.d, base); break;
-      case 4: v = tree_sum<4>(first, lv.nodes, p.d, base); break;
-      case 8: v = tree_sum<8>(first, lv.nodes, p.d, base); break;
-      case 16: v = tree_sum<16>(first, lv.nodes, p.d, base); break;
-      case 32: v = tree_sum<32>(first, lv.nodes, p.d, base); break;
-      default: v = tree_sum<kColumnRun>(first, lv.nodes, p.d, base); break;
-    }
+    static_assert(kColumnRun == 2, "the runs below");
+    v = run == 1 ? tree_sum<1>(first, lv.nodes, p.d, base)  // adjacent pairs first
+                 : tree_sum<2>(first, lv.nodes, p.d, base);
     for (int64_t k = base; k < base + run && k < lv.nodes; ++k) first[k * p.d] = 0.0;
   }
   scratch[tid] = v;
@@ -244,9 +241,9 @@ __device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
 }
 
 // Tuned backward programs, deterministic package, after the walk (every level-0 node written):
-// one grid barrier, then the CTAs reduce the columns of the level-0 nodes to dw in parallel, a
-// column a CTA (reduce_column). Only for more than kColumnRun x threads nodes is a level built
-// first (the CTAs build its nodes in parallel, a grid barrier before). `words` after the tree
+// the levels are built in parallel, a grid barrier before each, until one has at most
+// kColumnRun x threads nodes; after one more grid barrier the CTAs reduce its columns to dw in
+// parallel, a column a CTA (reduce_column). `words` after the tree
 // (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last
 // CTA to take the exit ticket resets what is still set. Every thread calls this; `scratch`
 // holds one double a thread.
