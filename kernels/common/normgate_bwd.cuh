@@ -159,11 +159,11 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const int group = tid / kLanes;
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   const int64_t units = (p.rows + kStepRows - 1) / kStepRows;
-  const cake_ng_tree tree = cake_ng_tree_of(p.rows, kD, kStepChunks);  // deterministic
   // The unit counter's ticket (reset by the last CTA to take one) and the counter.
   unsigned *ticket = reinterpret_cast<unsigned *>(
       static_cast<char *>(p.workspace) +
-      (kDet ? cake_ng_det_counter_offset(&tree) : cake_ng_nondet_counter_offset(kD)));
+      (kDet ? cake_ng_det_tree_counter_offset(p.rows, kD, kStepChunks)
+            : cake_ng_nondet_counter_offset(kD)));
   unsigned *unit_counter = ticket + 1;
   const int64_t dynamic_base = int64_t(kStages + 2) * gridDim.x;
   // The unit of step j is static for j <= kStages + 1, else fetched by thread 0 and written to
@@ -277,7 +277,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
 #pragma unroll
         for (int h = 1; h < kStepChunks; h <<= 1) c = __dadd_rn(c, __shfl_xor_sync(0xffffffffu, c, h));
-        if (chunk_k == 0) tree_node(p, cake_ng_level_of(&tree, 0), u)[chunk_col] = c;
+        // Level 0 starts the workspace (normgate_workspace.h): the unit's node, no tree walk.
+        if (chunk_k == 0) static_cast<double *>(p.workspace)[u * kD + chunk_col] = c;
       } else {
         part = __dadd_rn(part, c);
       }
@@ -287,7 +288,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   if (!want_dw) return;
   if constexpr (kDet) {
     __syncthreads();  // tbuf is free: the scratch of the tree's combines
-    build_tree_cooperative(p, tree, ticket, reinterpret_cast<double *>(tbuf));
+    build_tree_cooperative(p, cake_ng_tree_of(p.rows, kD, kStepChunks), ticket,
+                           reinterpret_cast<double *>(tbuf));
   } else {
     if constexpr (kAlternate) {  // the upper half's sums join the lower half's
       double *halves = reinterpret_cast<double *>(tbuf);

@@ -105,6 +105,11 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
 static CAKE_HD inline int64_t cake_ng_det_counter_offset(const cake_ng_tree *t) {
   return cake_ng_tree_bytes(t);
 }
+static CAKE_HD inline int64_t cake_ng_det_tree_counter_offset(int64_t rows, int32_t d,
+                                                              int64_t chunks_per_block) {
+  const cake_ng_tree t = cake_ng_tree_of(rows, d, chunks_per_block);
+  return cake_ng_det_counter_offset(&t);
+}
 static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(const cake_ng_tree *t) {
   return cake_ng_det_counter_offset(t) + 256;
 }
