@@ -10,9 +10,9 @@
 //  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
 //    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
 //    are taken after each step from the rows' terms in shared memory. Deterministic: one
-//    level-0 tree node per unit, the levels above built by all CTAs after the walk (a
-//    cooperative launch, a grid barrier per level); non-deterministic: an FP64 sum per
-//    column and chunk thread.
+//    level-0 tree node per unit; after the walk all CTAs reduce the nodes to dw, a column a
+//    CTA (a cooperative launch, grid barriers; build_tree_cooperative); non-deterministic:
+//    an FP64 sum per column and chunk thread.
 //  - general (any D): normgate_general.cuh.
 // The tree, the tickets and the workspace layout are in normgate_dw.cuh / normgate_workspace.h.
 #pragma once

@@ -97,9 +97,10 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
  * handed out by a unit counter, so that fast and slow SMs end together. The deterministic
  * package gives its tree one level-0 node per unit (cake_ng_tree_of with the unit's chunks per
  * block): a unit's node is the same bits whichever CTA computes it. After the walk its CTAs
- * (a cooperative launch: all resident together) build the levels above in parallel, one grid
- * barrier per level. Its words after the tree (cake_ng_det_counter_offset, uint32): [0] the
- * exit ticket, [1] the unit counter, [2 + l] the barrier before level l + 1 is built. The
+ * (a cooperative launch: all resident together) reduce the tree in parallel, a grid barrier
+ * before each step (normgate_dw.cuh, build_tree_cooperative). Its words after the tree
+ * (cake_ng_det_counter_offset, uint32): [0] the exit ticket, [1] the unit counter, [2 + b]
+ * grid barrier b. The
  * non-deterministic package keeps its unit counter beside its ticket
  * (cake_ng_nondet_counter_offset + 4). Whoever takes the last ticket resets the counters. */
 static CAKE_HD inline int64_t cake_ng_det_counter_offset(const cake_ng_tree *t) {
