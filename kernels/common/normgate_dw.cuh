@@ -194,50 +194,19 @@ __device__ __forceinline__ void grid_barrier(unsigned *counter) {
   __syncthreads();
 }
 
-// Four adjacent columns of one node (one 32-byte sector), and their sum.
-struct Column4 {
-  double v[4];
-};
+// Column `col` of every node of `level`, reduced to dw: the full binary tree over the nodes
+// (adjacent pairs first, missing ones +0), which is what the levels above would build (every
+// node of the tree is an aligned dyadic interval; the padding only changes the sign of an exact
+// zero, which store_dw makes +0). Each thread takes an aligned run of nodes in registers, the
+// runs meet in shared `scratch` (one double a thread); the nodes are zeroed. Every thread of
+// the CTA calls this; nodes <= kColumnRun x threads. A column's nodes are 8-byte reads d
+// doubles apart (a 32-byte sector each): past two nodes a thread, building a level first was
+// faster on the H200 (2650 level-0 nodes at 3534x48: 77.8 us reduced directly, 74.4 us with
+// level 1 built first; 195 and 773 nodes: 14% and 8% faster directly; docs/performance.md).
+constexpr int kColumnRun = 2;
 
-__device__ __forceinline__ Column4 add4(const Column4 &x, const Column4 &y) {
-  Column4 r;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) r.v[j] = __dadd_rn(x.v[j], y.v[j]);
-  return r;
-}
-
-// tree_sum over four columns at once: kN nodes `stride` doubles apart from node `base`
-// (missing ones +0), adjacent pairs first; every load independent.
-template <int kN>
-__device__ __forceinline__ Column4 tree_sum4(const double *first, int64_t count, int64_t stride,
-                                             int base) {
-  if constexpr (kN == 1) {
-    Column4 r = {{0.0, 0.0, 0.0, 0.0}};
-    if (base < count) {
-      const double2 *q = reinterpret_cast<const double2 *>(first + base * stride);
-      const double2 lo = __ldcg(q), hi = __ldcg(q + 1);
-      r = {{lo.x, lo.y, hi.x, hi.y}};
-    }
-    return r;
-  } else {
-    return add4(tree_sum4<kN / 2>(first, count, stride, base),
-                tree_sum4<kN / 2>(first, count, stride, base + kN / 2));
-  }
-}
-
-// Columns 4 item .. 4 item + 3 of every node of `level`, reduced to dw: the full binary tree
-// over the nodes (adjacent pairs first, missing ones +0), which is what the levels above would
-// build (every node of the tree is an aligned dyadic interval; the padding only changes the
-// sign of an exact zero, which store_dw makes +0). Each thread takes an aligned run of nodes in
-// registers, a sector a node; the runs meet in shared `scratch` (four doubles a thread); the
-// nodes are zeroed. Every thread of the CTA calls this; nodes <= kColumnRun x threads. Past
-// that a level is built first: one column a CTA with a run of two (8-byte reads a sector
-// apart) was slower than building level 1 at 2650 nodes on the H200 (docs/performance.md,
-// session 5).
-constexpr int kColumnRun = 8;
-
-__device__ __forceinline__ void reduce_columns4(const cake_normgate_params &p, const cake_ng_tree &t,
-                                                int level, int item, double *scratch) {
+__device__ __forceinline__ void reduce_column(const cake_normgate_params &p, const cake_ng_tree &t,
+                                              int level, int col, double *scratch) {
   const cake_ng_level lv = cake_ng_level_of(&t, level);
   int64_t leaves = 1;
   while (leaves < lv.nodes) leaves <<= 1;
@@ -245,37 +214,22 @@ __device__ __forceinline__ void reduce_columns4(const cake_normgate_params &p, c
   const int run = leaves > threads ? static_cast<int>(leaves / threads) : 1;
   const int active = static_cast<int>(leaves / run);
   const int tid = static_cast<int>(threadIdx.x);
-  double *first =
-      reinterpret_cast<double *>(static_cast<char *>(p.workspace) + lv.node_offset) + 4 * item;
-  Column4 v = {{0.0, 0.0, 0.0, 0.0}};
+  double *first = reinterpret_cast<double *>(static_cast<char *>(p.workspace) + lv.node_offset) + col;
+  double v = 0.0;
   if (tid < active) {
     const int base = tid * run;
-    static_assert(kColumnRun == 8, "the runs below");
-    switch (run) {  // an aligned subtree, adjacent pairs first
-      case 1: v = tree_sum4<1>(first, lv.nodes, p.d, base); break;
-      case 2: v = tree_sum4<2>(first, lv.nodes, p.d, base); break;
-      case 4: v = tree_sum4<4>(first, lv.nodes, p.d, base); break;
-      default: v = tree_sum4<8>(first, lv.nodes, p.d, base); break;
-    }
-    for (int64_t k = base; k < base + run && k < lv.nodes; ++k) {
-      double2 *q = reinterpret_cast<double2 *>(first + k * p.d);
-      q[0] = make_double2(0.0, 0.0);
-      q[1] = make_double2(0.0, 0.0);
-    }
+    static_assert(kColumnRun == 2, "the runs below");
+    v = run == 1 ? tree_sum<1>(first, lv.nodes, p.d, base)  // adjacent pairs first
+                 : tree_sum<2>(first, lv.nodes, p.d, base);
+    for (int64_t k = base; k < base + run && k < lv.nodes; ++k) first[k * p.d] = 0.0;
   }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) scratch[4 * tid + j] = v.v[j];
+  scratch[tid] = v;
   for (int h = 1; h < active; h <<= 1) {
     __syncthreads();
-    if (tid % (2 * h) == 0 && tid < active) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        scratch[4 * tid + j] = __dadd_rn(scratch[4 * tid + j], scratch[4 * (tid + h) + j]);
-      }
-    }
+    if (tid % (2 * h) == 0 && tid < active) scratch[tid] = __dadd_rn(scratch[tid], scratch[tid + h]);
   }
   __syncthreads();
-  if (tid < 4) store_dw(p, 4 * item + tid, scratch[tid]);
+  if (tid == 0) store_dw(p, col, scratch[0]);
   __syncthreads();  // scratch is reused
 }
 
@@ -289,10 +243,10 @@ __device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
 // Tuned backward programs, deterministic package, after the walk (every level-0 node written):
 // the levels are built in parallel, a grid barrier before each, until one has at most
 // kColumnRun x threads nodes; after one more grid barrier the CTAs reduce its columns to dw in
-// parallel, four columns a CTA (reduce_columns4). `words` after the tree
+// parallel, a column a CTA (reduce_column). `words` after the tree
 // (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last
 // CTA to take the exit ticket resets what is still set. Every thread calls this; `scratch`
-// holds four doubles a thread.
+// holds one double a thread.
 __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_params &p,
                                                        const cake_ng_tree &t, unsigned *words,
                                                        double *scratch) {
@@ -307,9 +261,7 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
     ++level;
   }
   tree_barrier(words, b++);
-  for (int item = blockIdx.x; item < p.d / 4; item += gridDim.x) {
-    reduce_columns4(p, t, level, item, scratch);
-  }
+  for (int col = blockIdx.x; col < p.d; col += gridDim.x) reduce_column(p, t, level, col, scratch);
   if (threadIdx.x == 0) {
     fence_acq_rel_gpu();
     if (arrive_last(&words[0], 1u, gridDim.x)) {
