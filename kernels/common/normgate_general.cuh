@@ -134,13 +134,7 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
       float s, rstd;
       general_row_stats(xf, inv_d, p.eps, g, red, s, rstd);
       unpack8(wv, wf);
-      if (__all_sync(0xffffffffu, s == 1.0f)) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(xf[i], rstd), wf[i], zf[i]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
-      }
+      gated_row(xf, zf, wf, s, rstd, yf);
       if (row < p.rows) {
         if (g.holds()) store16<kStoreStreaming>(p.y + row * p.y_stride + g.li * 8, pack8(yf));
         if (p.rstd != nullptr && g.li == 0) p.rstd[row] = __fmul_rn(rstd, s);

@@ -418,6 +418,21 @@ __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int
   }
 }
 
+// Phase 2 of one tile (colwise and both): every item once phase 1 has filled the Y tile; the
+// closing barrier keeps the next tile's phase 1 off the tile until every item has read it.
+template <class Cfg>
+__device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                            int64_t k0, const uint32_t *smem) {
+  if constexpr (Cfg::kColwise) {
+    __syncthreads();
+#pragma unroll 1
+    for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+      phase2_item<Cfg>(p, m0, k0, item, smem);
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace swiglu
 
 namespace swiglu {
@@ -465,15 +480,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
         swiglu::phase1_slot<Cfg>(p, m0, k0, threadIdx.x + pass * Cfg::kThreads, smem);
       }
 
-      // Phase 2: colwise bytes from the Y tile.
-      if constexpr (Cfg::kColwise) {
-        __syncthreads();
-#pragma unroll 1
-        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
-        }
-        __syncthreads();  // the next tile's phase 1 overwrites the tile
-      }
+      swiglu::phase2_tile<Cfg>(p, m0, k0, smem);  // colwise bytes from the Y tile
     }
   } else {
     // Pipelined: the loads of the CTA's next tile are issued row by row as soon as the current
@@ -510,14 +517,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
         }
       }
 
-      if constexpr (Cfg::kColwise) {
-        __syncthreads();
-#pragma unroll 1
-        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
-        }
-        __syncthreads();  // the next tile's phase 1 overwrites the tile
-      }
+      swiglu::phase2_tile<Cfg>(p, m0, k0, smem);
       tile = next;
     }
   }
