@@ -57,7 +57,14 @@
 //                    ignored for sigmoid form 0)
 //   pipeline         (optional, default 0) 0: each tile's loads issued at the tile's start;
 //                    1: the next tile's loads issued row by row as soon as the current tile's
-//                    row has been computed, so they fly during the rest of phase 1 and phase 2
+//                    row has been computed, so they fly during the rest of phase 1 and phase 2;
+//                    S >= 2: staged. The inputs of the CTA's next S-1 tiles are in flight
+//                    through a ring of S tiles in dynamic shared memory (cp.async, 16 bytes,
+//                    no registers held): each warp instruction copies 512 contiguous bytes
+//                    (whole sectors, where the slot loads cover half of each), and phase 1
+//                    reads its slots from the ring (load_hint then only applies to the
+//                    flagged-pair loop's re-reads). One CTA barrier a tile makes the copies
+//                    visible and frees the stage and Y tile of the tile before.
 //   group_rows       (optional, default 0) tile order. 0: k fastest (the CTAs of a wave cover
 //                    whole input rows, few row tiles). G > 0: tiles in groups of G row tiles
 //                    x all k-tiles, m fastest inside a group, so the CTAs running together
@@ -107,6 +114,12 @@ struct SwigluCfg {
       kColwise ? kTileRows * kSmemRowWords + (kTileRows / 16) * 16 : 4;
   static constexpr int kColPairs = kTileOutCols / 2;            // phase 2: column pairs
   static constexpr int kColItems = kColPairs * (kTileRows / 16);
+  // Staged inputs (pipeline >= 2): a stage is one tile's operands, [op][row][16-byte vector].
+  static constexpr int kStages = kPipeline_ >= 2 ? kPipeline_ : 0;
+  static constexpr int kOps = kBackward ? 3 : 2;                // gate, up (, grad)
+  static constexpr int kRowVecs = kTileCols / 8;                // 16-byte vectors of a tile row
+  static constexpr int kStageVecs = kOps * kTileRows * kRowVecs;
+  static constexpr int kCopies = kStageVecs / kThreads;         // cp.async per thread and tile
 
   static_assert(kForm_ >= CAKE_SW_FWD_ROW && kForm_ <= CAKE_SW_BWD_BOTH, "form");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads: whole warps, at most 1024");
@@ -120,7 +133,9 @@ struct SwigluCfg {
   static_assert(!kColwise || kColItems % 32 == 0, "phase 2 items: whole warps");
   static_assert(kLoadHint_ >= 0 && kLoadHint_ <= 2, "load_hint is 0, 1 or 2");
   static_assert(kBandForm_ >= 0 && kBandForm_ <= 3, "band_form is 0, 1, 2 or 3");
-  static_assert(kPipeline_ == 0 || kPipeline_ == 1, "pipeline is 0 or 1");
+  static_assert(kPipeline_ >= 0 && kPipeline_ <= 8, "pipeline is 0, 1 or 2..8 stages");
+  static_assert(kStages == 0 || kStageVecs % kThreads == 0,
+                "staged: a tile's 16-byte input vectors must be a multiple of threads");
   static_assert(kGroupRows_ >= 0 && kGroupRows_ <= 4096, "group_rows is 0..4096");
 };
 
@@ -330,6 +345,33 @@ __device__ __forceinline__ void phase1_slot(const cake_swiglu_mxfp8_params &p, i
   for (int r = 0; r < Cfg::kRpt; ++r) compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
 }
 
+// ---- staged inputs (pipeline >= 2) ----
+// Vector v of row `row` of operand `op` in a stage. The two 16-byte halves of a slot's 32 bytes
+// are swapped where bit 2 of (row*chunks_per_row + chunk) is set, the Y tile's rule: each
+// quarter-warp of a phase-1 read (eight slots) then covers all 32 banks once.
+template <class Cfg>
+__device__ __forceinline__ int stage_vec(int op, int row, int v) {
+  const int f = ((row * Cfg::kChunksPerRow + (v >> 1)) >> 2) & 1;
+  return (op * Cfg::kTileRows + row) * Cfg::kRowVecs + (v ^ f);
+}
+
+// The inputs of row r of a slot from a stage.
+template <class Cfg>
+__device__ __forceinline__ void stage_row(const uint4 *stage, int slot, int r, SlotIn<Cfg> &in) {
+  const int chunk = slot % Cfg::kChunksPerRow;
+  const int row = slot / Cfg::kChunksPerRow + r * Cfg::kRowGroups;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    in.g[r][h] = stage[stage_vec<Cfg>(0, row, 2 * chunk + h)];
+    in.u[r][h] = stage[stage_vec<Cfg>(1, row, 2 * chunk + h)];
+    if constexpr (Cfg::kBackward) {
+      in.d[r][h] = stage[stage_vec<Cfg>(2, row, 2 * chunk + h)];
+    } else {
+      in.d[r][h] = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
+
 // ---- phase 2: one item (2 adjacent output columns x 16 rows of the tile) ----
 template <class Cfg>
 __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, int64_t m0,
@@ -459,6 +501,48 @@ __device__ __forceinline__ void tile_origin(uint32_t tile, uint32_t tiles_k, uin
   k0 = (int64_t)tk * Cfg::kTileCols;
 }
 
+// Issue the copies of tile `tile`'s inputs into a stage and commit them as one group (empty past
+// the last tile, so every thread's group count stays uniform). The copies of a tile, in order,
+// are the 16-byte vectors of operand-rows (gate rows, up rows, grad rows), kRowVecs a row; copy
+// i is thread i % kThreads's: the lanes of a warp take consecutive vectors of the same rows.
+// Outside the problem: zero-filled.
+template <class Cfg>
+__device__ __forceinline__ void stage_issue(const cake_swiglu_mxfp8_params &p, int64_t tile,
+                                            uint32_t tiles, uint32_t tiles_k, uint32_t tiles_m,
+                                            uint4 *stage) {
+  constexpr int T = Cfg::kThreads, RV = Cfg::kRowVecs, TR = Cfg::kTileRows;
+  if (tile < int64_t(tiles)) {
+    int64_t m0, k0;
+    tile_origin<Cfg>(uint32_t(tile), tiles_k, tiles_m, m0, k0);
+    const int64_t K = p.K;
+    const int tid = threadIdx.x;
+    // Thread tid's first copy is vector v0 of operand-row q0; copy j adds j*T vectors. Where T
+    // is a multiple of kRowVecs (every 2-D tile) v is fixed and the row steps by T/kRowVecs, so
+    // the operand and the row offset of each unrolled copy are compile-time constants.
+    const int v0 = tid % RV, q0 = tid / RV;
+#pragma unroll
+    for (int j = 0; j < Cfg::kCopies; ++j) {
+      int v, op, row;
+      if constexpr (T % RV == 0 && TR % (T / RV) == 0) {
+        v = v0;
+        op = (j * (T / RV)) / TR;
+        row = q0 + (j * (T / RV)) % TR;
+      } else {
+        const int i = tid + j * T;
+        v = i % RV;
+        op = (i / RV) / TR;
+        row = (i / RV) % TR;
+      }
+      const int64_t m = m0 + row, k = k0 + v * 8;
+      const bool ok = m < p.M && k < K;
+      const uint16_t *src = p.in;
+      if (ok) src = op == 2 ? p.grad + m * K + k : p.in + m * (2 * K) + (op ? K : 0) + k;
+      cp_async16(stage + stage_vec<Cfg>(op, row, v), src, ok);
+    }
+  }
+  cp_async_commit();
+}
+
 }  // namespace swiglu
 
 template <class Cfg>
@@ -469,7 +553,50 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
   // them at M*K = 2^40); the division is a uniform 32-bit one, no 64-bit division call.
   const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
   const uint32_t tiles_m = tiles / tiles_k;  // uniform; used by grouped tile orders only
-  if constexpr (Cfg::kPipeline == 0) {
+  if constexpr (Cfg::kStages >= 2) {
+    // Staged: copies run S-1 tiles ahead. At the top of each tile one barrier makes the tile's
+    // copies (every thread's) visible, and, since every thread has left the tile before, frees
+    // that tile's stage for the next copies and its Y tile for this phase 1 (phase 2 needs no
+    // closing barrier).
+    uint4 *ring = dynamic_smem<uint4>();  // kStages stages of kStageVecs vectors
+    constexpr int S = Cfg::kStages;
+    const uint32_t step = gridDim.x;
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      swiglu::stage_issue<Cfg>(p, int64_t(blockIdx.x) + int64_t(s) * step, tiles, tiles_k, tiles_m,
+                               ring + s * Cfg::kStageVecs);
+    }
+    int stage = 0;  // stage of `tile`
+#pragma unroll 1
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += step) {
+      cp_async_wait<S - 2>();  // this thread's copies of `tile` have landed
+      __syncthreads();
+      const int next_stage = stage == 0 ? S - 1 : stage - 1;  // (stage + S - 1) % S
+      swiglu::stage_issue<Cfg>(p, int64_t(tile) + int64_t(S - 1) * step, tiles, tiles_k, tiles_m,
+                               ring + next_stage * Cfg::kStageVecs);
+      int64_t m0, k0;
+      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+      const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
+#pragma unroll
+      for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+        const int slot = threadIdx.x + pass * Cfg::kThreads;
+        swiglu::SlotIn<Cfg> in;
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) swiglu::stage_row<Cfg>(in_stage, slot, r, in);
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
+      }
+      if constexpr (Cfg::kColwise) {
+        __syncthreads();
+#pragma unroll 1
+        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+        }
+      }
+      stage = stage == S - 1 ? 0 : stage + 1;
+    }
+    cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit
+  } else if constexpr (Cfg::kPipeline == 0) {
     for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int64_t m0, k0;
       swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);

@@ -71,21 +71,45 @@ __device__ __forceinline__ void prefetch_l2_bulk(const void *ptr, uint32_t bytes
 }
 #endif
 
-#if !defined(CAKE_HOST_EMULATION)
+// The kernel's dynamic shared memory (the launch's byte count), 16-byte aligned. The emulator
+// runs one CTA at a time and hands out one static buffer.
+template <class T>
+__device__ __forceinline__ T *dynamic_smem() {
+#if defined(CAKE_HOST_EMULATION)
+  return reinterpret_cast<T *>(cake_emu::dynamic_smem());
+#else
+  extern __shared__ __align__(16) unsigned char cake_dynamic_smem[];
+  return reinterpret_cast<T *>(cake_dynamic_smem);
+#endif
+}
+
 // 16 bytes global -> shared without registers (cp.async, L1 bypassed); with full == false the
 // 16 bytes are zero-filled and nothing is read. Completion: commit groups, waited per thread.
+// The emulator copies at once (the earliest completion a program must be correct under).
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool full) {
+#if defined(CAKE_HOST_EMULATION)
+  cake_emu::cp_async16(smem, gmem, full);
+#else
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
                "r"(full ? 16 : 0)
                : "memory");
+#endif
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+#if !defined(CAKE_HOST_EMULATION)
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
 // Wait until at most kPending of this thread's commit groups are still in flight.
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
+#if !defined(CAKE_HOST_EMULATION)
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+#endif
 }
+
+#if !defined(CAKE_HOST_EMULATION)
 
 // Bulk global -> shared copies (sm_90's TMA engine, no tensor map: contiguous bytes) completing
 // on a shared-memory mbarrier: one thread issues a whole block, every thread waits on the

@@ -9,6 +9,7 @@
 #include "api/validate.h"
 #include "error/error.h"
 #include "families/normgate_launch.h"
+#include "families/swiglu_mxfp8_launch.h"
 
 namespace cake {
 
@@ -58,7 +59,9 @@ cake_status_t load_programs(cake_handle_t h) {
     }
     // Programs with dynamic shared memory opt in to it once, here: without the opt-in, static
     // and dynamic together may not pass 48 KiB.
-    const uint32_t smem = normgate_smem_bytes(prog);
+    const uint32_t smem = prog.family == CAKE_FAMILY_SWIGLU_MXFP8
+                              ? swiglu_mxfp8_dynamic_smem_bytes(prog)
+                              : normgate_smem_bytes(prog);
     if (smem > 0) {
       CAKE_CU(drv, cuFuncSetAttribute(h->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(smem)));

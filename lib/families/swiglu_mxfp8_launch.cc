@@ -22,6 +22,15 @@ int64_t smem_bytes(int form, int64_t tile_rows, int64_t tile_cols) {
 
 }  // namespace
 
+uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog) {
+  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(prog.op)) return 0;
+  const int64_t stages = prog.knobs[kSwPipeline];
+  if (stages < 2) return 0;
+  const int64_t ops = swiglu_mxfp8_form_backward(prog.op) ? 3 : 2;
+  const int64_t bytes = stages * ops * prog.knobs[kSwTileRows] * prog.knobs[kSwTileCols] * 2;
+  return bytes > 0 && bytes <= INT32_MAX ? static_cast<uint32_t>(bytes) : 0;
+}
+
 bool swiglu_mxfp8_form_backward(int form) { return form >= CAKE_SW_BWD_ROW; }
 bool swiglu_mxfp8_form_rowwise(int form) { return form_ok(form) && form % 3 != 1; }
 bool swiglu_mxfp8_form_colwise(int form) { return form_ok(form) && form % 3 != 0; }
@@ -43,7 +52,18 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
     if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;
   }
   if (prog.knobs[kSwBandForm] < 0 || prog.knobs[kSwBandForm] > 3) return false;
-  if (prog.knobs[kSwPipeline] < 0 || prog.knobs[kSwPipeline] > 1) return false;
+  const int64_t pipeline = prog.knobs[kSwPipeline];
+  if (pipeline < 0 || pipeline > kSwMaxStages) return false;
+  if (pipeline >= 2) {  // staged: whole copies per thread, ring + Y tile within one CTA's limit
+    const int64_t ops = swiglu_mxfp8_form_backward(prog.op) ? 3 : 2;
+    if ((ops * tr * (tc / 8)) % threads != 0) return false;
+    const int64_t cta_smem = smem_bytes(prog.op, tr, tc) + swiglu_mxfp8_dynamic_smem_bytes(prog);
+    if (cta_smem > kSwMaxSmemPerCta) return false;
+    // The grid is min_ctas a SM: they must fit the SM's shared memory together.
+    if (int64_t{prog.min_ctas_per_sm} * (cta_smem + kSwSmemReservedPerCta) > kSwSmemPerSm) {
+      return false;
+    }
+  }
   if (prog.knobs[kSwGroupRows] < 0 || prog.knobs[kSwGroupRows] > 4096) return false;
   return true;
 }
@@ -61,7 +81,7 @@ LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, 
   LaunchShape s{};
   s.grid[1] = s.grid[2] = 1;
   s.block = prog.threads;
-  s.smem_bytes = 0;
+  s.smem_bytes = swiglu_mxfp8_dynamic_smem_bytes(prog);
   int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
   if (tiles < 1) tiles = 1;
   int64_t ctas = std::min(tiles, kMaxTiles);

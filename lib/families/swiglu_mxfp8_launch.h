@@ -18,15 +18,26 @@ enum SwigluKnob {
   kSwLoadHint = 3,
   kSwSigmoidForm = 4,
   kSwBandForm = 5,
-  kSwPipeline = 6,   // optional in a manifest line: 0 when left out
+  kSwPipeline = 6,   // optional in a manifest line: 0 when left out; >= 2: staged (stages)
   kSwGroupRows = 7,  // optional in a manifest line: 0 when left out
 };
+
+constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages
+constexpr int64_t kSwMaxSmemPerCta = 227 * 1024;  // sm_90/sm_100 opt-in limit of one CTA
+constexpr int64_t kSwSmemPerSm = 228 * 1024;      // sm_90/sm_100 shared memory of one SM
+constexpr int64_t kSwSmemReservedPerCta = 1024;   // the system's share of each resident CTA
 
 struct LaunchShape {
   uint32_t grid[3];    // CTAs; grid[1] = grid[2] = 1 (the kernel strides over tiles by gridDim.x)
   uint32_t block;      // threads, as compiled into __launch_bounds__
-  uint32_t smem_bytes; // dynamic shared memory: 0 (the Y tile is static shared memory)
+  uint32_t smem_bytes; // dynamic shared memory: the staged programs' input ring, else 0 (the Y
+                       // tile is static shared memory)
 };
+
+// Dynamic shared memory of a program: stages x a tile's input bytes for staged programs
+// (pipeline >= 2), 0 for the others. The handle opts every program with dynamic shared memory
+// in to it once.
+uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog);
 
 // True when the program's knobs satisfy the kernel's compile-time rules (the same static_asserts
 // as SwigluCfg): a manifest test checks every swiglu line with it.

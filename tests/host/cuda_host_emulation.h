@@ -105,6 +105,19 @@ inline uint4 ldg16(const void *p, int /*hint*/) {
   return v;
 }
 
+// Dynamic shared memory: one buffer (one CTA runs at a time), as large as an H200 CTA's.
+inline void *dynamic_smem() {
+  alignas(16) static unsigned char buf[227 * 1024];
+  return buf;
+}
+inline void cp_async16(void *dst, const void *src, bool full) {
+  if (full) {
+    memcpy(dst, src, 16);
+  } else {
+    memset(dst, 0, 16);
+  }
+}
+
 }  // namespace cake_emu
 
 extern thread_local dim3e threadIdx, blockIdx;

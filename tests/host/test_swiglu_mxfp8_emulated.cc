@@ -69,7 +69,17 @@ extern "C" {
   X(fb_r, CAKE_SW_FWD_BOTH, 64, 4, 32, 64, 1, 1, 1, 2, 0, 3)    \
   X(br_r, CAKE_SW_BWD_ROW, 64, 4, 4, 256, 1, 1, 1, 1, 0, 5)     \
   X(bc_r, CAKE_SW_BWD_COL, 64, 4, 32, 32, 1, 1, 1, 1, 1, 3)     \
-  X(bb_r, CAKE_SW_BWD_BOTH, 64, 4, 32, 32, 1, 1, 1, 2, 0, 2)
+  X(bb_r, CAKE_SW_BWD_BOTH, 64, 4, 32, 32, 1, 1, 1, 2, 0, 2)   \
+  X(fr_s, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 1, 0, 2, 0)   \
+  X(fr_t, CAKE_SW_FWD_ROW, 128, 4, 16, 256, 2, 0, 1, 3, 3, 0)   \
+  X(fc_t, CAKE_SW_FWD_COL, 128, 2, 64, 64, 2, 0, 1, 3, 2, 32)   \
+  X(fc_u, CAKE_SW_FWD_COL, 32, 4, 32, 32, 1, 0, 2, 2, 4, 3)     \
+  X(fb_t, CAKE_SW_FWD_BOTH, 256, 2, 64, 128, 2, 0, 1, 3, 3, 0)  \
+  X(br_t, CAKE_SW_BWD_ROW, 128, 3, 16, 256, 2, 0, 1, 1, 3, 0)   \
+  X(br_u, CAKE_SW_BWD_ROW, 64, 4, 2, 512, 1, 0, 0, 0, 2, 0)     \
+  X(bc_t, CAKE_SW_BWD_COL, 128, 2, 64, 64, 2, 0, 1, 1, 3, 8)    \
+  X(bb_t, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 1, 2, 2, 8)   \
+  X(bb_u, CAKE_SW_BWD_BOTH, 64, 2, 32, 64, 1, 0, 2, 0, 5, 0)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)

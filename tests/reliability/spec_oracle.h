@@ -582,7 +582,14 @@ inline std::string check_swiglu_launch(bool bwd, const cake_handle_st *h,
   if (l.block[0] != prog.threads || l.block[1] != 1 || l.block[2] != 1) {
     return fmt("block %u, program compiled for %u threads", l.block[0], prog.threads);
   }
-  if (l.smem > 48 * 1024) return fmt("%u bytes of dynamic shared memory", l.smem);
+  // Dynamic shared memory: the staged programs' input ring (knob 6 = stages >= 2), a whole tile
+  // of gate, up (and grad) BF16 per stage; none for the others (their Y tile is static).
+  const int64_t stages = prog.knobs[6];
+  const int64_t want_smem = stages >= 2 ? stages * (bwd ? 3 : 2) * prog.knobs[0] * prog.knobs[1] * 2 : 0;
+  if (int64_t{l.smem} != want_smem) {
+    return fmt("%u bytes of dynamic shared memory; %s lays out %lld", l.smem, prog.name,
+               (long long)want_smem);
+  }
   cake_swiglu_mxfp8_params q;
   std::memcpy(&q, l.params, sizeof q);
   const SwBytes b = sw_bytes(desc.m, desc.k, bwd);
