@@ -516,28 +516,52 @@ __device__ __forceinline__ void stage_issue(const cake_swiglu_mxfp8_params &p, i
     tile_origin<Cfg>(uint32_t(tile), tiles_k, tiles_m, m0, k0);
     const int64_t K = p.K;
     const int tid = threadIdx.x;
-    // Thread tid's first copy is vector v0 of operand-row q0; copy j adds j*T vectors. Where T
-    // is a multiple of kRowVecs (every 2-D tile) v is fixed and the row steps by T/kRowVecs, so
-    // the operand and the row offset of each unrolled copy are compile-time constants.
-    const int v0 = tid % RV, q0 = tid / RV;
+    // Where T is a multiple of kRowVecs and T/kRowVecs divides the tile's rows (every 2-D tile),
+    // thread tid copies vector v0 of rows q0, q0 + T/kRowVecs, ... of each operand: each copy is
+    // a pointer step and a fixed shared-memory offset (the swap bit repeats every T/kRowVecs
+    // rows, T being a multiple of 16), with no bounds check when the whole tile is inside.
+    constexpr int kRowStep = T % RV == 0 ? T / RV : 0;
+    constexpr bool kRegular = kRowStep > 0 && TR % kRowStep == 0;
+    if constexpr (kRegular) {
+      constexpr int kPerOp = TR / kRowStep;  // copies per operand
+      const int v0 = tid % RV, q0 = tid / RV;
+      const int64_t m = m0 + q0, k = k0 + v0 * 8;
+      uint4 *dst = stage + stage_vec<Cfg>(0, q0, v0);
+      if (m0 + TR <= p.M && k0 + Cfg::kTileCols <= K) {  // the whole tile inside
 #pragma unroll
-    for (int j = 0; j < Cfg::kCopies; ++j) {
-      int v, op, row;
-      if constexpr (T % RV == 0 && TR % (T / RV) == 0) {
-        v = v0;
-        op = (j * (T / RV)) / TR;
-        row = q0 + (j * (T / RV)) % TR;
+        for (int op = 0; op < Cfg::kOps; ++op) {
+          const int64_t stride = op == 2 ? K : 2 * K;  // elements from one row to the next
+          const uint16_t *src =
+              op == 2 ? p.grad + m * K + k : p.in + m * (2 * K) + (op ? K : 0) + k;
+#pragma unroll
+          for (int j = 0; j < kPerOp; ++j) {
+            cp_async16(dst + (op * TR + j * kRowStep) * RV, src + j * kRowStep * stride);
+          }
+        }
       } else {
-        const int i = tid + j * T;
-        v = i % RV;
-        op = (i / RV) / TR;
-        row = (i / RV) % TR;
+#pragma unroll
+        for (int op = 0; op < Cfg::kOps; ++op) {
+#pragma unroll
+          for (int j = 0; j < kPerOp; ++j) {
+            const int64_t mj = m + j * kRowStep;
+            const bool ok = mj < p.M && k < K;
+            const uint16_t *src = p.in;
+            if (ok) src = op == 2 ? p.grad + mj * K + k : p.in + mj * (2 * K) + (op ? K : 0) + k;
+            cp_async16(dst + (op * TR + j * kRowStep) * RV, src, ok);
+          }
+        }
       }
-      const int64_t m = m0 + row, k = k0 + v * 8;
-      const bool ok = m < p.M && k < K;
-      const uint16_t *src = p.in;
-      if (ok) src = op == 2 ? p.grad + m * K + k : p.in + m * (2 * K) + (op ? K : 0) + k;
-      cp_async16(stage + stage_vec<Cfg>(op, row, v), src, ok);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Cfg::kCopies; ++j) {
+        const int i = tid + j * T;
+        const int v = i % RV, op = (i / RV) / TR, row = (i / RV) % TR;
+        const int64_t m = m0 + row, k = k0 + v * 8;
+        const bool ok = m < p.M && k < K;
+        const uint16_t *src = p.in;
+        if (ok) src = op == 2 ? p.grad + m * K + k : p.in + m * (2 * K) + (op ? K : 0) + k;
+        cp_async16(stage + stage_vec<Cfg>(op, row, v), src, ok);
+      }
     }
   }
   cp_async_commit();

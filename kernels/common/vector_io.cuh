@@ -96,6 +96,15 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool fu
                : "memory");
 #endif
 }
+// The same, all 16 bytes read.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+#if defined(CAKE_HOST_EMULATION)
+  cake_emu::cp_async16(smem, gmem, true);
+#else
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem) : "memory");
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if !defined(CAKE_HOST_EMULATION)
   asm volatile("cp.async.commit_group;" ::: "memory");
