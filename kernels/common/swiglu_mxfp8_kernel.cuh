@@ -612,9 +612,15 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
       }
       if constexpr (Cfg::kColwise) {
         __syncthreads();
-#pragma unroll 1
-        for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-          swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+        // Unrolled: a thread's items are the same every tile, so their index arithmetic is
+        // loop-invariant.
+        constexpr int kItemPasses = (Cfg::kColItems + Cfg::kThreads - 1) / Cfg::kThreads;
+#pragma unroll
+        for (int i = 0; i < kItemPasses; ++i) {
+          const int item = threadIdx.x + i * Cfg::kThreads;
+          if (Cfg::kColItems % Cfg::kThreads == 0 || item < Cfg::kColItems) {
+            swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
+          }
         }
       }
       stage = stage == S - 1 ? 0 : stage + 1;
