@@ -310,6 +310,29 @@ void test_launch(void **) {
   assert_false(cake::swiglu_mxfp8_fill_params(row, 100, 128, dummy, dummy, dummy, dummy, dummy,
                                               dummy, &p));
 
+  // Staged programs (pipeline knob = stages >= 2): the input ring is dynamic shared memory,
+  // stages x a tile's operands; ring + Y tile within one CTA's limit and min_ctas of them within
+  // one SM. (Whole copies per thread follow from the slot rule: copies = 2*ops*rpt*slots.)
+  cake_program_desc staged = program(CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1);
+  staged.knobs[cake::kSwPipeline] = 3;
+  assert_true(cake::swiglu_mxfp8_program_ok(staged));
+  assert_int_equal(cake::swiglu_mxfp8_dynamic_smem_bytes(staged), 3 * 3 * 128 * 64 * 2);
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(staged, 4096, 4096, 132).smem_bytes,
+                   3 * 3 * 128 * 64 * 2);
+  assert_int_equal(cake::swiglu_mxfp8_dynamic_smem_bytes(both), 0);  // register path
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(both, 128, 128, 132).smem_bytes, 0);
+  cake_program_desc two = staged;
+  two.min_ctas_per_sm = 2;  // 2 x 177 KiB do not fit an SM
+  assert_false(cake::swiglu_mxfp8_program_ok(two));
+  cake_program_desc four = staged;
+  four.knobs[cake::kSwPipeline] = 5;  // 5 x 48 KiB + the Y tile: over one CTA's 227 KiB
+  assert_false(cake::swiglu_mxfp8_program_ok(four));
+  cake_program_desc nine = program(CAKE_SW_FWD_ROW, 128, 1, 8, 256, 1);
+  nine.knobs[cake::kSwPipeline] = 9;  // at most 8 stages
+  assert_false(cake::swiglu_mxfp8_program_ok(nine));
+  nine.knobs[cake::kSwPipeline] = 8;
+  assert_true(cake::swiglu_mxfp8_program_ok(nine));
+
   cake::SwigluMxfp8Sizes z;
   assert_true(cake::swiglu_mxfp8_sizes(CAKE_SW_FWD_COL, 256, 512, &z));
   assert_int_equal(z.row_q_bytes, 0);
