@@ -460,18 +460,32 @@ __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int
   }
 }
 
-// Phase 2 of one tile (colwise and both): every item once phase 1 has filled the Y tile; the
-// closing barrier keeps the next tile's phase 1 off the tile until every item has read it.
+// Phase 2 of one tile (colwise and both): every item once phase 1 has filled the Y tile. The
+// register paths close with a barrier that keeps the next tile's phase 1 off the Y tile until
+// every item has read it; the staged path's next top-of-tile barrier does that instead, and its
+// item loop is unrolled (a thread's items are the same every tile, so their index arithmetic is
+// loop-invariant).
 template <class Cfg>
 __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                             int64_t k0, const uint32_t *smem) {
   if constexpr (Cfg::kColwise) {
     __syncthreads();
+    if constexpr (Cfg::kStages >= 2) {
+      constexpr int kItemPasses = (Cfg::kColItems + Cfg::kThreads - 1) / Cfg::kThreads;
+#pragma unroll
+      for (int i = 0; i < kItemPasses; ++i) {
+        const int item = threadIdx.x + i * Cfg::kThreads;
+        if (Cfg::kColItems % Cfg::kThreads == 0 || item < Cfg::kColItems) {
+          phase2_item<Cfg>(p, m0, k0, item, smem);
+        }
+      }
+    } else {
 #pragma unroll 1
-    for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-      phase2_item<Cfg>(p, m0, k0, item, smem);
+      for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+        phase2_item<Cfg>(p, m0, k0, item, smem);
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
 }
 
@@ -610,19 +624,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 #pragma unroll
         for (int r = 0; r < Cfg::kRpt; ++r) swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
       }
-      if constexpr (Cfg::kColwise) {
-        __syncthreads();
-        // Unrolled: a thread's items are the same every tile, so their index arithmetic is
-        // loop-invariant.
-        constexpr int kItemPasses = (Cfg::kColItems + Cfg::kThreads - 1) / Cfg::kThreads;
-#pragma unroll
-        for (int i = 0; i < kItemPasses; ++i) {
-          const int item = threadIdx.x + i * Cfg::kThreads;
-          if (Cfg::kColItems % Cfg::kThreads == 0 || item < Cfg::kColItems) {
-            swiglu::phase2_item<Cfg>(p, m0, k0, item, smem);
-          }
-        }
-      }
+      swiglu::phase2_tile<Cfg>(p, m0, k0, smem);  // no closing barrier: the next top one
       stage = stage == S - 1 ? 0 : stage + 1;
     }
     cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit

@@ -54,9 +54,9 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   if (prog.knobs[kSwBandForm] < 0 || prog.knobs[kSwBandForm] > 3) return false;
   const int64_t pipeline = prog.knobs[kSwPipeline];
   if (pipeline < 0 || pipeline > kSwMaxStages) return false;
-  if (pipeline >= 2) {  // staged: whole copies per thread, ring + Y tile within one CTA's limit
-    const int64_t ops = swiglu_mxfp8_form_backward(prog.op) ? 3 : 2;
-    if ((ops * tr * (tc / 8)) % threads != 0) return false;
+  // Staged: ring + Y tile within one CTA's limit. (Whole copies per thread follow from the slot
+  // rule above: a tile's 16-byte input vectors are 2 * operands * rows_per_thread * slots.)
+  if (pipeline >= 2) {
     const int64_t cta_smem = smem_bytes(prog.op, tr, tc) + swiglu_mxfp8_dynamic_smem_bytes(prog);
     if (cta_smem > kSwMaxSmemPerCta) return false;
     // The grid is min_ctas a SM: they must fit the SM's shared memory together.
