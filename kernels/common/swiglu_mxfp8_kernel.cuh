@@ -24,10 +24,12 @@
 //              of padding every 16 rows, so that phase 1's 16-byte stores and phase 2's column
 //              reads are both free of bank conflicts.
 //   phase 2    (colwise and both) each thread takes two adjacent columns x 16 rows (a 32-bit
-//              shared load per row, read twice: once for the amax, once to convert, so no
-//              16-word array is live across the shuffle), the lane pair (h = 0, 1) of a 32-row
-//              block exchanges the packed amax, and each lane writes two 16-byte pieces: the
-//              transposed output col_q[o*M + m] is written as 32-byte segments per column.
+//              shared load per row, the 16 words held for the amax and the conversion), the
+//              lane pair (h = 0, 1) of a 32-row block exchanges the packed amax, and each lane
+//              writes two 16-byte pieces: the transposed output col_q[o*M + m] is written as
+//              32-byte segments per column.
+//   NaN block  a block whose amax is Inf or NaN has the NaN scale; its multiplier is NaN, so
+//              every product is the canonical NaN and converts to 0x7F with no select.
 //   band path  with a fast sigmoid form, flagged gates (g below about -87.3, NaN) are recomputed
 //              by sigmoid_band(), the exact sequence with a call-free rcp.rn; in the
 //              flagged-pair loop form the pair's inputs are read again from global memory (an
@@ -167,17 +169,22 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
   return (uint32_t)mx::e4m3x2_rn_satfinite(a, b) | ((uint32_t)mx::e4m3x2_rn_satfinite(c, d) << 16);
 }
 
+// The multiplier of a block with scale S: mx::inv_scale(S) = 2^(127-S) for the S that occur
+// below 255 (at most 247, so never 254), and NaN for the NaN scale: every product is then the
+// canonical NaN and its E4M3 byte 0x7F, the spec's NaN block, with no select per word.
+__device__ __forceinline__ float block_multiplier(uint32_t s) {
+  return s <= 253u ? __uint_as_float((254u - s) << 23) : __uint_as_float(0x7FFFFFFFu);
+}
+
 __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_t s) {
-  const float k = mx::inv_scale(s);
+  const float k = block_multiplier(s);
   uint32_t q[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     q[i] = e4m3x4(__fmul_rn(bf16_lo(w[2 * i]), k), __fmul_rn(bf16_hi(w[2 * i]), k),
                   __fmul_rn(bf16_lo(w[2 * i + 1]), k), __fmul_rn(bf16_hi(w[2 * i + 1]), k));
   }
-  uint4 r = make_uint4(q[0], q[1], q[2], q[3]);
-  if (s == mx::kScaleNaN) r = make_uint4(0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu);
-  return r;
+  return make_uint4(q[0], q[1], q[2], q[3]);
 }
 
 // ---- shared-memory Y tile ----
@@ -383,17 +390,18 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int r0 = blk * 32 + h * 16;
 
   // Word (r0 + j, c2) is smem_word(r0 + j, c2), written out: r0 is a multiple of 16, so
-  // r0*kChunksPerRow is a multiple of 32 and the swap bit depends on j and c2 only.
-  // Two passes over the 16 shared-memory words: the first only reduces the amax, the second
-  // converts each word as it arrives (volatile: not merged with the first pass's loads, so no
-  // 16-word array stays live across the shuffle; shared-memory bandwidth is plentiful here).
+  // r0*kChunksPerRow is a multiple of 32 and the swap bit depends on j and c2 only. The 16 words
+  // are read once and held across the shuffle (a second read per word measured no faster, run 2
+  // of session 7, and every program still fits its registers without spills).
   const uint32_t *rowbase = smem + (r0 >> 4) * 16;
   const int x = c2 >> 3;
+  uint32_t wv[16];
   uint32_t a = 0;
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
     const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
-    a = __vmaxu2(a, abs2(rowbase[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))]));
+    wv[j] = rowbase[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
+    a = __vmaxu2(a, abs2(wv[j]));
   }
   a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
   const uint32_t s_lo = mx::scale_from_amax_bits(a & 0xFFFFu);
@@ -405,31 +413,22 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int64_t o = dup ? p.K + kk : kk;
   const int64_t mb = m0 + blk * 32;
   if (kk < p.K && mb < p.M) {
-    const volatile uint32_t *vrow = rowbase;
-    const float k_lo = mx::inv_scale(s_lo), k_hi = mx::inv_scale(s_hi);
+    const float k_lo = block_multiplier(s_lo), k_hi = block_multiplier(s_hi);
     uint32_t q_lo[4], q_hi[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float lo[4], hi[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int j = 4 * i + e;
-        const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
-        const uint32_t wv = vrow[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
-        lo[e] = __fmul_rn(bf16_lo(wv), k_lo);
-        hi[e] = __fmul_rn(bf16_hi(wv), k_hi);
+        const uint32_t v = wv[4 * i + e];
+        lo[e] = __fmul_rn(bf16_lo(v), k_lo);
+        hi[e] = __fmul_rn(bf16_hi(v), k_hi);
       }
       q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
       q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
     }
-    const uint32_t nan4 = 0x7F7F7F7Fu;
-    const bool nan_lo = s_lo == mx::kScaleNaN, nan_hi = s_hi == mx::kScaleNaN;
-    const uint4 ql = nan_lo ? make_uint4(nan4, nan4, nan4, nan4)
-                            : make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]);
-    const uint4 qh = nan_hi ? make_uint4(nan4, nan4, nan4, nan4)
-                            : make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]);
-    store16(p.col_q + o * p.M + mb + h * 16, ql);
-    store16(p.col_q + (o + 1) * p.M + mb + h * 16, qh);
+    store16(p.col_q + o * p.M + mb + h * 16, make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]));
+    store16(p.col_q + (o + 1) * p.M + mb + h * 16, make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]));
     // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's.
     p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] =
         (uint8_t)(h ? s_hi : s_lo);
@@ -493,41 +492,72 @@ __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, i
 
 namespace swiglu {
 
-// Row and k offsets of CTA tile `tile` in the program's tile order (group_rows knob).
+// The CTA's walk over its tiles (tile = blockIdx.x + i*gridDim.x) in the program's tile order
+// (group_rows knob) with no division per tile: a position is (row tile, k tile) for k fastest,
+// or (group, index within the group) for grouped orders, i.e. the quotient and remainder of the
+// tile by a period (tiles_k, or group_rows*tiles_k); the grid stride is split the same way once,
+// so a step is two adds and a carry. Only the last, partial group of a grouped order divides.
 template <class Cfg>
-__device__ __forceinline__ void tile_origin(uint32_t tile, uint32_t tiles_k, uint32_t tiles_m,
-                                            int64_t &m0, int64_t &k0) {
-  uint32_t tm, tk;
-  if constexpr (Cfg::kGroupRows == 0) {
-    tm = tile / tiles_k;
-    tk = tile - tm * tiles_k;
-  } else {
-    const uint32_t group_tiles = (uint32_t)Cfg::kGroupRows * tiles_k;
-    const uint32_t grp = tile / group_tiles;
-    const uint32_t rem = tile - grp * group_tiles;
-    const uint32_t first = grp * (uint32_t)Cfg::kGroupRows;
-    const uint32_t left = tiles_m - first;
-    const uint32_t rows = left < (uint32_t)Cfg::kGroupRows ? left : (uint32_t)Cfg::kGroupRows;
-    tk = rem / rows;
-    tm = first + (rem - tk * rows);
-  }
-  m0 = (int64_t)tm * Cfg::kTileRows;
-  k0 = (int64_t)tk * Cfg::kTileCols;
-}
+struct TileWalk {
+  struct Pos {
+    uint32_t q, r;
+  };
+  uint32_t tiles_m, period, step_q, step_r;
 
-// Issue the copies of tile `tile`'s inputs into a stage and commit them as one group (empty past
-// the last tile, so every thread's group count stays uniform). The copies of a tile, in order,
-// are the 16-byte vectors of operand-rows (gate rows, up rows, grad rows), kRowVecs a row; copy
-// i is thread i % kThreads's: the lanes of a warp take consecutive vectors of the same rows.
-// Outside the problem: zero-filled.
+  __device__ __forceinline__ TileWalk(uint32_t tiles_k, uint32_t tiles_m_, uint32_t step)
+      : tiles_m(tiles_m_), period(Cfg::kGroupRows == 0 ? tiles_k : Cfg::kGroupRows * tiles_k) {
+    step_q = step / period;
+    step_r = step - step_q * period;
+  }
+  __device__ __forceinline__ Pos at(uint32_t tile) const {
+    const uint32_t q = tile / period;
+    return Pos{q, tile - q * period};
+  }
+  // r < period < 2^31 before and after, so r + step_r cannot wrap.
+  __device__ __forceinline__ void advance(Pos &s) const {
+    s.q += step_q;
+    s.r += step_r;
+    if (s.r >= period) {
+      s.r -= period;
+      ++s.q;
+    }
+  }
+  // Row and k offsets of the tile at s (a tile of the problem).
+  __device__ __forceinline__ void origin(Pos s, int64_t &m0, int64_t &k0) const {
+    uint32_t tm, tk;
+    if constexpr (Cfg::kGroupRows == 0) {
+      tm = s.q;
+      tk = s.r;
+    } else {
+      constexpr uint32_t G = Cfg::kGroupRows;
+      const uint32_t first = s.q * G;
+      const uint32_t left = tiles_m - first;
+      if (left >= G) {  // a whole group: m fastest over G row tiles
+        tk = s.r / G;
+        tm = first + (s.r - tk * G);
+      } else {
+        tk = s.r / left;
+        tm = first + (s.r - tk * left);
+      }
+    }
+    m0 = (int64_t)tm * Cfg::kTileRows;
+    k0 = (int64_t)tk * Cfg::kTileCols;
+  }
+};
+
+// Issue the copies of the inputs of the tile at `at` into a stage and commit them as one group
+// (empty when `valid` is false, past the last tile, so every thread's group count stays
+// uniform). The copies of a tile, in order, are the 16-byte vectors of operand-rows (gate rows,
+// up rows, grad rows), kRowVecs a row; copy i is thread i % kThreads's: the lanes of a warp take
+// consecutive vectors of the same rows. Outside the problem: zero-filled.
 template <class Cfg>
-__device__ __forceinline__ void stage_issue(const cake_swiglu_mxfp8_params &p, int64_t tile,
-                                            uint32_t tiles, uint32_t tiles_k, uint32_t tiles_m,
-                                            uint4 *stage) {
+__device__ __forceinline__ void stage_issue(const cake_swiglu_mxfp8_params &p, bool valid,
+                                            const TileWalk<Cfg> &walk,
+                                            typename TileWalk<Cfg>::Pos at, uint4 *stage) {
   constexpr int T = Cfg::kThreads, RV = Cfg::kRowVecs, TR = Cfg::kTileRows;
-  if (tile < int64_t(tiles)) {
+  if (valid) {
     int64_t m0, k0;
-    tile_origin<Cfg>(uint32_t(tile), tiles_k, tiles_m, m0, k0);
+    walk.origin(at, m0, k0);
     const int64_t K = p.K;
     const int tid = threadIdx.x;
     // Where T is a multiple of kRowVecs and T/kRowVecs divides the tile's rows (every 2-D tile),
@@ -588,9 +618,11 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
 
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
-  // them at M*K = 2^40); the division is a uniform 32-bit one, no 64-bit division call.
+  // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
   const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
-  const uint32_t tiles_m = tiles / tiles_k;  // uniform; used by grouped tile orders only
+  const uint32_t step = gridDim.x;
+  const swiglu::TileWalk<Cfg> walk(tiles_k, tiles / tiles_k, step);
+  using Pos = typename swiglu::TileWalk<Cfg>::Pos;
   if constexpr (Cfg::kStages >= 2) {
     // Staged: copies run S-1 tiles ahead. At the top of each tile one barrier makes the tile's
     // copies (every thread's) visible, and, since every thread has left the tile before, frees
@@ -598,11 +630,15 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     // closing barrier).
     uint4 *ring = dynamic_smem<uint4>();  // kStages stages of kStageVecs vectors
     constexpr int S = Cfg::kStages;
-    const uint32_t step = gridDim.x;
+    Pos at = walk.at(blockIdx.x);  // the tile being computed
+    Pos ahead = at;                // the next tile to copy
+    int64_t ahead_tile = blockIdx.x;
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      swiglu::stage_issue<Cfg>(p, int64_t(blockIdx.x) + int64_t(s) * step, tiles, tiles_k, tiles_m,
+      swiglu::stage_issue<Cfg>(p, ahead_tile < int64_t(tiles), walk, ahead,
                                ring + s * Cfg::kStageVecs);
+      ahead_tile += step;
+      walk.advance(ahead);
     }
     int stage = 0;  // stage of `tile`
 #pragma unroll 1
@@ -610,10 +646,13 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
       cp_async_wait<S - 2>();  // this thread's copies of `tile` have landed
       __syncthreads();
       const int next_stage = stage == 0 ? S - 1 : stage - 1;  // (stage + S - 1) % S
-      swiglu::stage_issue<Cfg>(p, int64_t(tile) + int64_t(S - 1) * step, tiles, tiles_k, tiles_m,
+      swiglu::stage_issue<Cfg>(p, ahead_tile < int64_t(tiles), walk, ahead,
                                ring + next_stage * Cfg::kStageVecs);
+      ahead_tile += step;
+      walk.advance(ahead);
       int64_t m0, k0;
-      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+      walk.origin(at, m0, k0);
+      walk.advance(at);
       const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
 #pragma unroll
       for (int pass = 0; pass < Cfg::kPasses; ++pass) {
@@ -629,9 +668,11 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     }
     cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit
   } else if constexpr (Cfg::kPipeline == 0) {
-    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    Pos at = walk.at(blockIdx.x);
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += step) {
       int64_t m0, k0;
-      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+      walk.origin(at, m0, k0);
+      walk.advance(at);
 
       // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
 #pragma unroll
@@ -647,9 +688,10 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     // rest of phase 1, phase 2 and the barriers (one input buffer per thread, no extra one).
     swiglu::SlotIn<Cfg> in[Cfg::kPasses];
     uint32_t tile = blockIdx.x;
+    Pos at = walk.at(tile);
+    int64_t m0 = 0, k0 = 0;
     if (tile < tiles) {
-      int64_t m0, k0;
-      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
+      walk.origin(at, m0, k0);
 #pragma unroll
       for (int pass = 0; pass < Cfg::kPasses; ++pass) {
 #pragma unroll
@@ -659,12 +701,12 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
       }
     }
     while (tile < tiles) {
-      int64_t m0, k0;
-      swiglu::tile_origin<Cfg>(tile, tiles_k, tiles_m, m0, k0);
-      const uint32_t next = tile + gridDim.x;
+      // tile + step < 2^32: tile < 2^31 and step <= tiles.
+      const uint32_t next = tile + step;
       const bool has_next = next < tiles;
+      walk.advance(at);
       int64_t nm0 = 0, nk0 = 0;
-      if (has_next) swiglu::tile_origin<Cfg>(next, tiles_k, tiles_m, nm0, nk0);
+      if (has_next) walk.origin(at, nm0, nk0);
 
 #pragma unroll
       for (int pass = 0; pass < Cfg::kPasses; ++pass) {
@@ -678,6 +720,8 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 
       swiglu::phase2_tile<Cfg>(p, m0, k0, smem);
       tile = next;
+      m0 = nm0;
+      k0 = nk0;
     }
   }
 

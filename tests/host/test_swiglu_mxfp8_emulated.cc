@@ -79,7 +79,11 @@ extern "C" {
   X(br_u, CAKE_SW_BWD_ROW, 64, 4, 2, 512, 1, 0, 0, 0, 2, 0)     \
   X(bc_t, CAKE_SW_BWD_COL, 128, 2, 64, 64, 2, 0, 1, 1, 3, 8)    \
   X(bb_t, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 1, 2, 2, 8)   \
-  X(bb_u, CAKE_SW_BWD_BOTH, 64, 2, 32, 64, 1, 0, 2, 0, 5, 0)
+  X(bb_u, CAKE_SW_BWD_BOTH, 64, 2, 32, 64, 1, 0, 2, 0, 5, 0)    \
+  X(fc_v, CAKE_SW_FWD_COL, 512, 1, 256, 64, 2, 0, 1, 3, 3, 0)   \
+  X(fb_v, CAKE_SW_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, 0) \
+  X(bb_v, CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, 0)  \
+  X(bc_v, CAKE_SW_BWD_COL, 128, 1, 64, 32, 1, 0, 1, 1, 3, 2)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)
@@ -169,7 +173,7 @@ void run_case(const EmuProgram &prog, int64_t M, int64_t K, int sm_count, int ks
 
 void test_all_programs(void **) {
   // (M, K): aligned; partial tiles along K and M; scale padding in both layouts.
-  const int64_t shapes[][2] = {{128, 128}, {96, 160}, {160, 96}, {64, 2080}};
+  const int64_t shapes[][2] = {{128, 128}, {96, 160}, {160, 96}, {64, 2080}, {544, 96}};
   int cases = 0;
   for (const EmuProgram &prog : kPrograms) {
     for (const auto &sh : shapes) {
