@@ -513,7 +513,8 @@ struct TileWalk {
     const uint32_t q = tile / period;
     return Pos{q, tile - q * period};
   }
-  // r < period < 2^31 before and after, so r + step_r cannot wrap.
+  // r < period < 2^31 before and after (the host refuses a group of 2^31 tiles or more:
+  // swiglu_mxfp8_fill_params), so r + step_r cannot wrap.
   __device__ __forceinline__ void advance(Pos &s) const {
     s.q += step_q;
     s.r += step_r;

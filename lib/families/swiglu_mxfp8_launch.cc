@@ -120,6 +120,10 @@ bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t 
   if (!mx::swiglu_buffer_bytes(swiglu_mxfp8_form_backward(form), M, K, &b)) return false;
   const int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
   if (tiles < 1 || tiles > kMaxTiles) return false;
+  // The kernel's tile walk keeps a position within a group of group_rows x tiles_k tiles in 32
+  // bits and adds the grid stride to it before the carry: the group must stay below 2^31 tiles.
+  const int64_t tiles_k = mx::ceil_div(K, prog.knobs[kSwTileCols]);
+  if (prog.knobs[kSwGroupRows] > 0 && tiles_k > kMaxTiles / prog.knobs[kSwGroupRows]) return false;
 
   const bool bwd = swiglu_mxfp8_form_backward(form);
   const bool row = swiglu_mxfp8_form_rowwise(form), col = swiglu_mxfp8_form_colwise(form);
@@ -139,7 +143,7 @@ bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t 
   p.col_s_cols = M / mx::kBlockElems;
   p.col_s_cols_padded = mx::scale_cols_padded(p.col_s_cols);
   p.col_s_rows_padded = mx::scale_rows_padded(p.O);
-  p.tiles_k = mx::ceil_div(K, prog.knobs[kSwTileCols]);
+  p.tiles_k = tiles_k;
   p.tiles = tiles;
   p.form = static_cast<uint32_t>(form);
   p.reserved = 0;

@@ -309,6 +309,21 @@ void test_launch(void **) {
   assert_null(p.col_q);  // rowwise only
   assert_false(cake::swiglu_mxfp8_fill_params(row, 100, 128, dummy, dummy, dummy, dummy, dummy,
                                               dummy, &p));
+  // Grouped tile orders: a group (group_rows x tiles_k tiles) must stay below 2^31 tiles, the
+  // kernel's walk holding a position within it in 32 bits. K = 2^27 on 64-column tiles: 2^21
+  // k-tiles; 8 rows a group are 2^24 tiles, 4096 rows 2^33.
+  cake_program_desc grouped = program(CAKE_SW_FWD_COL, 128, 5, 64, 64, 2);
+  grouped.knobs[cake::kSwGroupRows] = 8;
+  const int64_t wide_k = (int64_t)1 << 27;
+  assert_true(cake::swiglu_mxfp8_fill_params(grouped, 128, wide_k, dummy, dummy, dummy, dummy,
+                                             dummy, dummy, &p));
+  assert_int_equal(p.tiles_k, (int64_t)1 << 21);
+  grouped.knobs[cake::kSwGroupRows] = 4096;
+  assert_false(cake::swiglu_mxfp8_fill_params(grouped, 128, wide_k, dummy, dummy, dummy, dummy,
+                                              dummy, dummy, &p));
+  grouped.knobs[cake::kSwGroupRows] = 0;  // k fastest: no group
+  assert_true(cake::swiglu_mxfp8_fill_params(grouped, 128, wide_k, dummy, dummy, dummy, dummy,
+                                             dummy, dummy, &p));
 
   // Staged programs (pipeline knob = stages >= 2): the input ring is dynamic shared memory,
   // stages x a tile's operands; ring + Y tile within one CTA's limit and min_ctas of them within
