@@ -83,7 +83,9 @@ extern "C" {
   X(fc_v, CAKE_SW_FWD_COL, 512, 1, 256, 64, 2, 0, 1, 3, 3, 0)   \
   X(fb_v, CAKE_SW_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, 0) \
   X(bb_v, CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, 0)  \
-  X(bc_v, CAKE_SW_BWD_COL, 128, 1, 64, 32, 1, 0, 1, 1, 3, 2)
+  X(bc_v, CAKE_SW_BWD_COL, 128, 1, 64, 32, 1, 0, 1, 1, 3, 2)    \
+  X(fc_w, CAKE_SW_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)    \
+  X(fb_w, CAKE_SW_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)
