@@ -173,7 +173,7 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
 // below 255 (at most 247, so never 254), and NaN for the NaN scale: every product is then the
 // canonical NaN and its E4M3 byte 0x7F, the spec's NaN block, with no select per word.
 __device__ __forceinline__ float block_multiplier(uint32_t s) {
-  return s <= 253u ? __uint_as_float((254u - s) << 23) : __uint_as_float(0x7FFFFFFFu);
+  return s <= 253u ? mx::inv_scale(s) : __uint_as_float(0x7FFFFFFFu);
 }
 
 __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_t s) {
