@@ -10,9 +10,9 @@
 //  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
 //    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
 //    are taken after each step from the rows' terms in shared memory. Deterministic: one
-//    level-0 tree node per unit; after the walk all CTAs reduce the nodes to dw, a column a
-//    CTA (a cooperative launch, grid barriers; build_tree_cooperative); non-deterministic:
-//    an FP64 sum per column and chunk thread.
+//    level-0 node per unit, in a row or a column tree (the program's knob); after the walk all
+//    CTAs reduce the nodes to dw (a cooperative launch, grid barriers; build_tree_cooperative,
+//    reduce_column_tree); non-deterministic: an FP64 sum per column and chunk thread.
 //  - general (any D): normgate_general.cuh.
 // The tree, the tickets and the workspace layout are in normgate_dw.cuh / normgate_workspace.h.
 #pragma once
@@ -116,9 +116,9 @@ __device__ __forceinline__ void row_backward(const cake_normgate_params &p, int6
 // (the canonical FP32 chunk sum) while the other warps start the next step (the Nsight
 // Compute profile of the two-barrier version had a quarter of all warp cycles waiting at
 // barriers). The deterministic package adds the unit's chunk sums as their aligned FP64
-// subtree (xor-shuffles across the chunk lanes) into the unit's level-0 node of the workspace
-// tree (normgate_workspace.h); the non-deterministic one keeps an FP64 sum per chunk thread
-// (one atomic per column and CTA at the end). Both packages see the same chunk sums.
+// subtree (xor-shuffles across the chunk lanes) into the unit's level-0 node of the workspace's
+// tree (normgate_workspace.h); the non-deterministic one keeps an FP64 sum per chunk thread (one
+// atomic per column and CTA at the end). Both packages see the same chunk sums.
 template <class Cfg>
 __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kD = Cfg::kD;
@@ -162,9 +162,10 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   // The unit counter's ticket (reset by the last CTA to take one) and the counter.
   unsigned *ticket = reinterpret_cast<unsigned *>(
       static_cast<char *>(p.workspace) +
-      (kDet ? cake_ng_det_tree_counter_offset(p.rows, kD, kStepChunks)
+      (kDet ? cake_ng_det_tuned_words_offset(p.rows, kD, kStepChunks, Cfg::kColumnTree)
             : cake_ng_nondet_counter_offset(kD)));
   unsigned *unit_counter = ticket + 1;
+  const int64_t node_span = cake_ng_colspan(units);  // the column tree's level 0
   const int64_t dynamic_base = int64_t(kStages + 2) * gridDim.x;
   // The unit of step j is static for j <= kStages + 1, else fetched by thread 0 and written to
   // the unit ring at step j - kStages - 1, so that a barrier lies between the write and the
@@ -277,8 +278,12 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
 #pragma unroll
         for (int h = 1; h < kStepChunks; h <<= 1) c = __dadd_rn(c, __shfl_xor_sync(0xffffffffu, c, h));
-        // Level 0 starts the workspace (normgate_workspace.h): the unit's node, no tree walk.
-        if (chunk_k == 0) static_cast<double *>(p.workspace)[u * kD + chunk_col] = c;
+        // Level 0 starts the workspace (normgate_workspace.h): the unit's node, a row of the
+        // row tree or a column entry of the column tree.
+        if (chunk_k == 0) {
+          static_cast<double *>(p.workspace)[Cfg::kColumnTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
+                                                              : u * kD + chunk_col] = c;
+        }
       } else {
         part = __dadd_rn(part, c);
       }
@@ -288,8 +293,13 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   if (!want_dw) return;
   if constexpr (kDet) {
     __syncthreads();  // tbuf is free: the scratch of the tree's combines
-    build_tree_cooperative(p, cake_ng_tree_of(p.rows, kD, kStepChunks), ticket,
-                           reinterpret_cast<double *>(tbuf));
+    if constexpr (Cfg::kColumnTree) {
+      reduce_column_tree<kThreads>(p, cake_ng_coltree_of(p.rows, kD, kStepChunks), ticket,
+                                   reinterpret_cast<double *>(tbuf));
+    } else {
+      build_tree_cooperative(p, cake_ng_tree_of(p.rows, kD, kStepChunks), ticket,
+                             reinterpret_cast<double *>(tbuf));
+    }
   } else {
     if constexpr (kAlternate) {  // the upper half's sums join the lower half's
       double *halves = reinterpret_cast<double *>(tbuf);

@@ -194,6 +194,92 @@ __device__ __forceinline__ void grid_barrier(unsigned *counter) {
   __syncthreads();
 }
 
+// One thread's run of kRun contiguous nodes from `run` (node `base`; those past `count` +0,
+// and the pad after an odd count is +0 already): its subtree, adjacent pairs first, loaded
+// kSub at a time; the nodes read are zeroed.
+template <int kRun>
+__device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t count) {
+  constexpr int kSub = kRun < 8 ? kRun : 8;
+  double v[kRun / kSub];
+#pragma unroll
+  for (int s = 0; s < kRun / kSub; ++s) {
+    double u[kSub];
+#pragma unroll
+    for (int k = 0; k < kSub; k += 2) {
+      const int j = s * kSub + k;  // node base + j
+      const bool in = base + j < count;
+      const double2 w = in ? __ldcg(run + j / 2) : make_double2(0.0, 0.0);
+      if (in) run[j / 2] = make_double2(0.0, 0.0);
+      u[k] = w.x;
+      u[k + 1] = base + j + 1 < count ? w.y : 0.0;
+    }
+#pragma unroll
+    for (int w = 1; w < kSub; w <<= 1) {
+#pragma unroll
+      for (int k = 0; k < kSub; k += 2 * w) u[k] = __dadd_rn(u[k], u[k + w]);
+    }
+    v[s] = u[0];
+  }
+#pragma unroll
+  for (int w = 1; w < kRun / kSub; w <<= 1) {
+#pragma unroll
+    for (int k = 0; k < kRun / kSub; k += 2 * w) v[k] = __dadd_rn(v[k], v[k + w]);
+  }
+  return v[0];
+}
+
+// The aligned subtree of nodes [first, first + CAKE_NG_COLUMN_SPAN) of column `col` of a
+// column-tree level (`level` its start, `lv` its shape, the nodes past lv.nodes +0), every
+// thread of the CTA working; the root is returned in thread 0. Those nodes of a column are
+// contiguous (normgate_workspace.h). Each thread takes an aligned run (the span's nodes
+// rounded up to a power of two, over the threads: one round of loads for a short column),
+// 16-byte reads, its subtree in registers, then the runs meet through xor-shuffles and one
+// pass through shared `scratch` (a double a warp): the same bits as the canonical tree, every
+// node being an aligned dyadic interval. The nodes read are zeroed, so that the workspace is
+// left zero.
+template <int kThreads>
+__device__ __forceinline__ double reduce_span(double *level, const cake_ng_collevel &lv, int d,
+                                              int col, int64_t first, double *scratch) {
+  constexpr int kMaxRun = CAKE_NG_COLUMN_SPAN / kThreads;
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kMaxRun >= 2 && kMaxRun <= 32 && kMaxRun * kThreads == CAKE_NG_COLUMN_SPAN, "runs");
+  static_assert(kWarps <= 32 && (kWarps & (kWarps - 1)) == 0, "one warp reduces the warps");
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t count = lv.nodes;
+  int run = 2;
+  while (run < kMaxRun && int64_t(run) * kThreads < count - first) run <<= 1;
+  const int64_t base = first + int64_t(tid) * run;
+  double r = 0.0;
+  if (base < count) {
+    double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(base, d, col, lv.span));
+    switch (run) {
+      case 2: r = run_tree<2>(at, base, count); break;
+      case 4: r = run_tree<4>(at, base, count); break;
+      case 8: r = run_tree<8>(at, base, count); break;
+      case 16: r = run_tree<(kMaxRun < 16 ? kMaxRun : 16)>(at, base, count); break;
+      default: r = run_tree<kMaxRun>(at, base, count); break;
+    }
+  }
+#pragma unroll
+  for (int h = 1; h < 32; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+  if (tid % 32 == 0) scratch[tid / 32] = r;
+  __syncthreads();
+  if (tid < 32) {
+    r = tid < kWarps ? scratch[tid] : 0.0;
+#pragma unroll
+    for (int h = 1; h < kWarps; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+  }
+  __syncthreads();  // scratch is reused
+  return r;
+}
+
+// Grid barrier `b` (words[2 + b]); CTA 0 resets the one before, which every CTA has left once
+// all have arrived at this one.
+__device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
+  grid_barrier(&words[2 + b]);
+  if (b >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + b] = 0u;
+}
+
 // Column `col` of every node of `level`, reduced to dw: the full binary tree over the nodes
 // (adjacent pairs first, missing ones +0), which is what the levels above would build (every
 // node of the tree is an aligned dyadic interval; the padding only changes the sign of an exact
@@ -233,13 +319,6 @@ __device__ __forceinline__ void reduce_column(const cake_normgate_params &p, con
   __syncthreads();  // scratch is reused
 }
 
-// Grid barrier `b` of the tree build (words[2 + b]); CTA 0 resets the one before, which every
-// CTA has left once all have arrived at this one.
-__device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
-  grid_barrier(&words[2 + b]);
-  if (b >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + b] = 0u;
-}
-
 // Tuned backward programs, deterministic package, after the walk (every level-0 node written):
 // the levels are built in parallel, a grid barrier before each, until one has at most
 // kColumnRun x threads nodes; after one more grid barrier the CTAs reduce its columns to dw in
@@ -262,6 +341,49 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
   }
   tree_barrier(words, b++);
   for (int col = blockIdx.x; col < p.d; col += gridDim.x) reduce_column(p, t, level, col, scratch);
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    if (arrive_last(&words[0], 1u, gridDim.x)) {
+      words[1] = 0u;          // every CTA has stopped fetching
+      words[2 + b - 1] = 0u;  // and has left the last barrier
+    }
+  }
+}
+
+// Tuned backward programs, deterministic package, after the walk (every level-0 node of the
+// column tree written, normgate_workspace.h): after a grid barrier, while a level has more
+// than CAKE_NG_COLUMN_SPAN nodes the CTAs build the next, a (column, span) a CTA, and after
+// one more barrier reduce the last level's columns into dw, a column a CTA. At up to 2^14
+// units (10^6 rows at D = 128) that is one barrier and one contiguous read of each column.
+// `words`: [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last CTA to take the
+// exit ticket resets what is still set. Every thread calls this; `scratch` holds a double a
+// warp.
+template <int kThreads>
+__device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p,
+                                                   const cake_ng_coltree &t, unsigned *words,
+                                                   double *scratch) {
+  char *ws = static_cast<char *>(p.workspace);
+  int level = 0, b = 0;
+  for (; level + 1 < t.levels; ++level) {
+    tree_barrier(words, b++);
+    const cake_ng_collevel here = cake_ng_collevel_of(&t, level);
+    const cake_ng_collevel up = cake_ng_collevel_of(&t, level + 1);
+    double *src = reinterpret_cast<double *>(ws + here.node_offset);
+    double *dst = reinterpret_cast<double *>(ws + up.node_offset);
+    for (int64_t item = blockIdx.x; item < up.nodes * p.d; item += gridDim.x) {
+      const int col = static_cast<int>(item / up.nodes);
+      const int64_t parent = item % up.nodes;
+      const double r = reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
+      if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, p.d, col, up.span)] = r;
+    }
+  }
+  tree_barrier(words, b++);
+  const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
+  double *src = reinterpret_cast<double *>(ws + top.node_offset);
+  for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
+    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch);
+    if (threadIdx.x == 0) store_dw(p, col, r);
+  }
   if (threadIdx.x == 0) {
     fence_acq_rel_gpu();
     if (arrive_last(&words[0], 1u, gridDim.x)) {

@@ -27,10 +27,10 @@ __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) 
 
 #ifndef CAKE_NORMGATE_PROGRAM
 #define CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch,      \
-                              persistent)                                                   \
+                              persistent, ...)                                              \
   extern "C" __global__ void __launch_bounds__(threads, min_ctas)                           \
       CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_normgate_params p) {               \
-    cake::normgate_program<                                                                 \
-        cake::NormgateCfg<op, d, threads, rows_per_group, prefetch, persistent>>(p);        \
+    cake::normgate_program<cake::NormgateCfg<op, d, threads, rows_per_group, prefetch,      \
+                                             persistent, ##__VA_ARGS__>>(p);                \
   }
 #endif

@@ -6,11 +6,11 @@
  *   chunk   FP32, the chunk's rows added in row order (rows past the end add +0);
  *   above   FP64, a full binary tree over chunk index (adjacent pairs first, missing chunks +0).
  * Every node of that tree is an aligned dyadic interval of chunks, so any schedule that builds
- * whole aligned subtrees gives the same bits. Programs build it in levels: a block of G chunks
- * (G a power of two: one chunk for the general programs, one unit of a step for the tuned ones)
- * -> level 0 node; every 64 nodes of a level -> one node of the next (the CTA whose arrival
- * completes a parent's counter builds the parent); the single node of
- * the top level is rounded once into dw. Whoever consumes a counter or a node writes it back to
+ * whole aligned subtrees gives the same bits. The general programs build it in levels: a block
+ * of G chunks (G a power of two, one chunk a group) -> level 0 node; every 64 nodes of a level
+ * -> one node of the next (the CTA whose arrival completes a parent's counter builds the
+ * parent); the single node of the top level is rounded once into dw. The tuned programs keep
+ * a column tree (below). Whoever consumes a counter or a node writes it back to
  * zero, so every call leaves the whole workspace zero, whatever its shape: one buffer serves
  * later calls of any shape that fits, and graph replays.
  *
@@ -94,25 +94,112 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
 }
 
 /* The tuned backward programs walk "units" of rows (one step of a CTA: 2^k whole chunks),
- * handed out by a unit counter, so that fast and slow SMs end together. The deterministic
- * package gives its tree one level-0 node per unit (cake_ng_tree_of with the unit's chunks per
- * block): a unit's node is the same bits whichever CTA computes it. After the walk its CTAs
- * (a cooperative launch: all resident together) reduce the tree in parallel, a grid barrier
- * before each step (normgate_dw.cuh, build_tree_cooperative). Its words after the tree
- * (cake_ng_det_counter_offset, uint32): [0] the exit ticket, [1] the unit counter, [2 + b]
- * grid barrier b. The
- * non-deterministic package keeps its unit counter beside its ticket
- * (cake_ng_nondet_counter_offset + 4). Whoever takes the last ticket resets the counters. */
-static CAKE_HD inline int64_t cake_ng_det_counter_offset(const cake_ng_tree *t) {
-  return cake_ng_tree_bytes(t);
+ * handed out by a unit counter, so that fast and slow SMs end together. Their deterministic
+ * package keeps one node per unit (a unit's node is the same bits whichever CTA computes it),
+ * in one of two trees (a program knob). The row tree is cake_ng_tree_of's with a unit a
+ * block: a unit writes its node as one contiguous row; after the walk the CTAs build its levels
+ * in parallel, a grid barrier before each, until one is short enough to reduce a column a CTA
+ * (normgate_dw.cuh, build_tree_cooperative). The column tree (below) is read contiguously
+ * a column at a time, one barrier and one pass up to 2^14 units, but a unit's node costs d
+ * separate 8-byte writes, one L2 request each (Nsight Compute: 8.3 M against 5.2 M write
+ * requests at 16384 x 48, D = 128): the column tree wins where the tail after the walk
+ * dominates, the row tree where the walk does (docs/performance.md, session 8). The column
+ * tree: a level above holds one node per CAKE_NG_COLUMN_SPAN nodes below (an aligned subtree
+ * of the same canonical tree); the first level of at most CAKE_NG_COLUMN_SPAN nodes is reduced
+ * a column at a time into dw. A level is column-major by spans: FP64 [nodes / span][d][span],
+ * span = CAKE_NG_COLUMN_SPAN, or the node count rounded up to 32 where it is smaller (one span:
+ * plain column-major), so that a column's nodes of one span are contiguous (16-byte reads) and
+ * every column starts 256-byte aligned; its CTAs build the levels in parallel, a grid barrier
+ * before each (normgate_dw.cuh, reduce_column_tree). Either tree is built by a cooperative
+ * launch (all CTAs resident together); its words (uint32, cake_ng_det_tuned_words_offset):
+ * [0] the exit ticket, [1] the unit counter, [2 + b] grid barrier b. The non-deterministic
+ * package keeps its unit counter beside its ticket (cake_ng_nondet_counter_offset + 4).
+ * Whoever takes the last ticket resets the counters. */
+#define CAKE_NG_COLUMN_SPAN_LOG2 14
+#define CAKE_NG_COLUMN_SPAN (1 << CAKE_NG_COLUMN_SPAN_LOG2)
+
+typedef struct cake_ng_coltree {
+  int64_t units; /* level-0 nodes */
+  int32_t d;
+  int32_t levels;
+} cake_ng_coltree;
+
+typedef struct cake_ng_collevel {
+  int64_t nodes;
+  int64_t span;        /* nodes of a column side by side */
+  int64_t node_offset; /* bytes */
+  int64_t bytes;
+} cake_ng_collevel;
+
+static CAKE_HD inline int64_t cake_ng_colspan(int64_t nodes) {
+  return nodes > CAKE_NG_COLUMN_SPAN ? CAKE_NG_COLUMN_SPAN : cake_ng_round_up(nodes, 32);
 }
-static CAKE_HD inline int64_t cake_ng_det_tree_counter_offset(int64_t rows, int32_t d,
-                                                              int64_t chunks_per_block) {
-  const cake_ng_tree t = cake_ng_tree_of(rows, d, chunks_per_block);
-  return cake_ng_det_counter_offset(&t);
+
+/* Doubles from a level's start to node n of column c (span from cake_ng_colspan). */
+static CAKE_HD inline int64_t cake_ng_colnode_index(int64_t n, int32_t d, int32_t c, int64_t span) {
+  if (span < CAKE_NG_COLUMN_SPAN) return c * span + n; /* one span */
+  return (((n >> CAKE_NG_COLUMN_SPAN_LOG2) * d + c) << CAKE_NG_COLUMN_SPAN_LOG2) +
+         (n & (CAKE_NG_COLUMN_SPAN - 1));
 }
-static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(const cake_ng_tree *t) {
-  return cake_ng_det_counter_offset(t) + 256;
+
+static CAKE_HD inline int64_t cake_ng_collevel_nodes(int64_t units, int level) {
+  int64_t n = units;
+  for (int l = 0; l < level; ++l) n = (n + CAKE_NG_COLUMN_SPAN - 1) / CAKE_NG_COLUMN_SPAN;
+  return n;
+}
+
+static CAKE_HD inline cake_ng_coltree cake_ng_coltree_of(int64_t rows, int32_t d,
+                                                         int64_t chunks_per_unit) {
+  cake_ng_coltree t;
+  t.units = (cake_ng_chunks(rows) + chunks_per_unit - 1) / chunks_per_unit;
+  t.d = d;
+  t.levels = 1;
+  while (cake_ng_collevel_nodes(t.units, t.levels - 1) > CAKE_NG_COLUMN_SPAN) ++t.levels;
+  return t;
+}
+
+static CAKE_HD inline cake_ng_collevel cake_ng_collevel_of(const cake_ng_coltree *t, int level) {
+  cake_ng_collevel out;
+  int64_t off = 0;
+  out.nodes = 0;
+  out.span = 0;
+  out.node_offset = 0;
+  out.bytes = 0;
+  for (int l = 0; l <= level; ++l) {
+    const int64_t n = cake_ng_collevel_nodes(t->units, l);
+    const int64_t span = cake_ng_colspan(n);
+    const int64_t bytes = cake_ng_round_up(n, span) * (int64_t)t->d * 8;
+    if (l == level) {
+      out.nodes = n;
+      out.span = span;
+      out.node_offset = off;
+      out.bytes = bytes;
+    }
+    off += bytes;
+  }
+  return out;
+}
+
+static CAKE_HD inline int64_t cake_ng_coltree_words_offset(const cake_ng_coltree *t) {
+  const cake_ng_collevel top = cake_ng_collevel_of(t, t->levels - 1);
+  return top.node_offset + top.bytes;
+}
+/* The tuned deterministic programs' workspace in bytes and where its words start, for either
+ * tree (column_tree: the program's knob). The row tree is cake_ng_tree_of's, its words after
+ * the tree; the column tree's after its last level. */
+static CAKE_HD inline int64_t cake_ng_det_tuned_words_offset(int64_t rows, int32_t d,
+                                                             int64_t chunks_per_unit,
+                                                             int column_tree) {
+  if (column_tree) {
+    const cake_ng_coltree t = cake_ng_coltree_of(rows, d, chunks_per_unit);
+    return cake_ng_coltree_words_offset(&t);
+  }
+  const cake_ng_tree t = cake_ng_tree_of(rows, d, chunks_per_unit);
+  return cake_ng_tree_bytes(&t);
+}
+static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(int64_t rows, int32_t d,
+                                                      int64_t chunks_per_unit, int column_tree) {
+  return cake_ng_det_tuned_words_offset(rows, d, chunks_per_unit, column_tree) + 256;
 }
 
 /* Dynamic shared memory of the tuned backward programs, in bytes from the start:

@@ -6,7 +6,8 @@
  * tables of cake_program_desc and cake_route_desc. Nothing is listed twice.
  *
  * Manifest line shapes (every argument a literal):
- *   CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch, persistent)
+ *   CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch, persistent
+ *                         [, column_tree])
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows]])
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)

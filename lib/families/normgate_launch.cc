@@ -70,9 +70,12 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
       normgate_is_tuned_backward(prog)
           ? normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
           : normgate_groups_per_cta(prog, d);
+  // The tuned programs keep a row or a column tree (their knob) and hand units out from a
+  // counter kept after it.
+  if (normgate_is_tuned_backward(prog))
+    return cake_ng_det_tuned_bytes(rows, d, chunks_per_node, prog.knobs[kNgColumnTree]);
   const cake_ng_tree tree = cake_ng_tree_of(rows, d, chunks_per_node);
-  // The tuned programs hand units out from a counter kept after the tree.
-  return normgate_is_tuned_backward(prog) ? cake_ng_det_tuned_bytes(&tree) : cake_ng_tree_bytes(&tree);
+  return cake_ng_tree_bytes(&tree);
 }
 
 }  // namespace cake

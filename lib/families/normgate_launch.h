@@ -12,7 +12,7 @@ namespace cake {
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
 // kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
-enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3 };
+enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3, kNgColumnTree = 4 };
 
 struct NormgateLaunch {
   int64_t rows_per_block;  // rows one CTA takes per loop trip

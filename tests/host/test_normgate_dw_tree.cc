@@ -1,6 +1,7 @@
 // The deterministic dw reduction's central claim, on the host: building the FP64 tree over
-// chunk sums from aligned subtrees (CTA blocks of G chunks, then levels of 64 nodes) gives the
-// same bits as the one canonical tree, for every G a program may use and any chunk count. The
+// chunk sums from aligned subtrees (CTA blocks of G chunks, then levels of 64 nodes; or the
+// tuned programs' units of G chunks, then spans of CAKE_NG_COLUMN_SPAN nodes) gives the same
+// bits as the one canonical tree, for every G a program may use and any chunk count. The
 // layout the kernels and the size query share (normgate_workspace.h) is checked alongside:
 // levels, node and counter regions disjoint and inside the reported size.
 #include <cmath>
@@ -41,6 +42,22 @@ double by_levels(const std::vector<double> &chunks, int64_t g, int64_t rows, int
   return level[0] + 0.0;  // store_dw's normalisation of an exact zero
 }
 
+// The tuned deterministic programs' schedule: level 0 = units of G chunks, then levels of
+// CAKE_NG_COLUMN_SPAN nodes, the last level (at most a span) reduced as one subtree.
+double by_columns(const std::vector<double> &chunks, int64_t g, int64_t rows, int d) {
+  const cake_ng_coltree t = cake_ng_coltree_of(rows, d, g);
+  std::vector<double> level(t.units);
+  for (int64_t u = 0; u < t.units; ++u) level[u] = tree(chunks, u * g, g);
+  for (int l = 1; l < t.levels; ++l) {
+    const int64_t n = cake_ng_collevel_nodes(t.units, l);
+    std::vector<double> up(n);
+    for (int64_t i = 0; i < n; ++i) up[i] = tree(level, i * CAKE_NG_COLUMN_SPAN, CAKE_NG_COLUMN_SPAN);
+    level.swap(up);
+  }
+  assert_true(static_cast<int64_t>(level.size()) <= CAKE_NG_COLUMN_SPAN);
+  return tree(level, 0, CAKE_NG_COLUMN_SPAN) + 0.0;  // store_dw's normalisation of an exact zero
+}
+
 }  // namespace
 
 static void test_every_schedule_gives_the_canonical_bits(void **) {
@@ -55,9 +72,10 @@ static void test_every_schedule_gives_the_canonical_bits(void **) {
     const double canonical = tree(chunks, 0, pow2_at_least(n)) + 0.0;
     for (int64_t g : {1, 2, 4, 8, 16, 32, 64}) {
       const double got = by_levels(chunks, g, rows, 128);
-      if (std::memcmp(&got, &canonical, sizeof got) != 0) {
-        print_error("rows %lld, G %lld: %.17g != canonical %.17g\n", (long long)rows, (long long)g,
-                    got, canonical);
+      const double col = by_columns(chunks, g, rows, 128);
+      if (std::memcmp(&got, &canonical, sizeof got) != 0 || std::memcmp(&col, &canonical, sizeof col) != 0) {
+        print_error("rows %lld, G %lld: %.17g (levels), %.17g (column tree) != canonical %.17g\n",
+                    (long long)rows, (long long)g, got, col, canonical);
         fail();
       }
     }
@@ -70,6 +88,7 @@ static void test_exact_zero_is_positive(void **) {
   for (int64_t g : {1, 4, 32}) {
     const double got = by_levels(chunks, g, 37 * CAKE_NG_DW_CHUNK_ROWS, 8);
     assert_false(std::signbit(got));
+    assert_false(std::signbit(by_columns(chunks, g, 37 * CAKE_NG_DW_CHUNK_ROWS, 8)));
   }
 }
 
@@ -98,11 +117,56 @@ static void test_layout_is_disjoint_and_sized(void **) {
   }
 }
 
+static void test_column_tree_layout_is_disjoint_and_sized(void **) {
+  for (int64_t rows : {int64_t(1), int64_t(16), int64_t(1025), int64_t(800000), int64_t(1) << 28,
+                       int64_t(1) << 33}) {
+    for (int d : {8, 128, 256}) {
+      for (int64_t g : {1, 2, 4, 8}) {
+        const cake_ng_coltree t = cake_ng_coltree_of(rows, d, g);
+        assert_int_equal(t.units, (cake_ng_chunks(rows) + g - 1) / g);
+        assert_true(t.levels >= 1 && t.levels <= CAKE_NG_MAX_LEVELS);
+        assert_true(cake_ng_collevel_nodes(t.units, t.levels - 1) <= CAKE_NG_COLUMN_SPAN);
+        if (t.levels > 1) assert_true(cake_ng_collevel_nodes(t.units, t.levels - 2) > CAKE_NG_COLUMN_SPAN);
+        int64_t end = 0;
+        for (int l = 0; l < t.levels; ++l) {
+          const cake_ng_collevel lv = cake_ng_collevel_of(&t, l);
+          assert_true(lv.node_offset >= end);
+          assert_int_equal(lv.node_offset % 256, 0);
+          // Every node of every column inside the level, each index once.
+          assert_true(lv.span == CAKE_NG_COLUMN_SPAN || (lv.span >= lv.nodes && lv.span % 32 == 0));
+          const int64_t last = cake_ng_colnode_index(lv.nodes - 1, d, d - 1, lv.span);
+          assert_true((last + 1) * 8 <= lv.bytes);
+          assert_int_equal(cake_ng_colnode_index(0, d, 0, lv.span), 0);
+          // A span of a column is contiguous and 256-byte aligned.
+          for (int c = 0; c < d; c += 7) {
+            const int64_t at = cake_ng_colnode_index(0, d, c, lv.span);
+            assert_int_equal(at % 32, 0);
+            if (lv.nodes > 1) assert_int_equal(cake_ng_colnode_index(1, d, c, lv.span), at + 1);
+          }
+          if (lv.nodes <= 64 && d <= 8) {
+            std::vector<char> seen(static_cast<size_t>(lv.bytes / 8), 0);
+            for (int64_t n = 0; n < lv.nodes; ++n)
+              for (int c = 0; c < d; ++c) assert_int_equal(seen[cake_ng_colnode_index(n, d, c, lv.span)]++, 0);
+          }
+          end = lv.node_offset + lv.bytes;
+        }
+        // The grid barriers' words (2 + levels) fit the 256 bytes after the last level.
+        assert_int_equal(cake_ng_coltree_words_offset(&t), end);
+        assert_true(4 * (2 + t.levels) <= 256);
+        assert_int_equal(cake_ng_det_tuned_bytes(rows, d, g, 1), end + 256);
+        const cake_ng_tree rt = cake_ng_tree_of(rows, d, g);  // the row tree: words after it
+        assert_int_equal(cake_ng_det_tuned_bytes(rows, d, g, 0), cake_ng_tree_bytes(&rt) + 256);
+      }
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_schedule_gives_the_canonical_bits),
       cmocka_unit_test(test_exact_zero_is_positive),
       cmocka_unit_test(test_layout_is_disjoint_and_sized),
+      cmocka_unit_test(test_column_tree_layout_is_disjoint_and_sized),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

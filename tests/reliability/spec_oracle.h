@@ -308,9 +308,9 @@ inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t
 inline int64_t ng_kernel_workspace(const cake_program_desc &prog, const cake_normgate_desc &d) {
   if (prog.op == CAKE_NG_OP_FWD || (d.flags & CAKE_NORMGATE_DW_SKIP)) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d.d);
-  if (ng_tuned_backward(prog)) {  // one level-0 node per unit, then the unit counter
-    const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_rows_per_block(prog, d.d) / CAKE_NG_DW_CHUNK_ROWS);
-    return cake_ng_det_tuned_bytes(&tree);
+  if (ng_tuned_backward(prog)) {  // the row or column tree (knob 4), then the counters
+    return cake_ng_det_tuned_bytes(d.rows, d.d, ng_kernel_rows_per_block(prog, d.d) / CAKE_NG_DW_CHUNK_ROWS,
+                                   prog.knobs[4]);
   }
   const cake_ng_tree tree = cake_ng_tree_of(d.rows, d.d, ng_kernel_chunks_per_block(prog, d.d));
   return cake_ng_tree_bytes(&tree);
