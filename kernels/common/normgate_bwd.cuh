@@ -159,7 +159,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const int group = tid / kLanes;
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   const int64_t units = (p.rows + kStepRows - 1) / kStepRows;
-  // The unit counter's ticket (reset by the last CTA to take one) and the counter.
+  // The package's words (normgate_workspace.h): the non-deterministic ticket or the
+  // deterministic trees' words, the unit counter beside them.
   unsigned *ticket = reinterpret_cast<unsigned *>(
       static_cast<char *>(p.workspace) +
       (kDet ? cake_ng_det_tuned_words_offset(p.rows, kD, kStepChunks, Cfg::kColumnTree)

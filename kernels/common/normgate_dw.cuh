@@ -280,6 +280,20 @@ __device__ __forceinline__ void tree_barrier(unsigned *words, int b) {
   if (b >= 1 && blockIdx.x == 0 && threadIdx.x == 0) words[1 + b] = 0u;
 }
 
+// After the last barrier `b` (thread 0): the CTA counts itself out of it, on the same word, so
+// that the last to leave (the count reaching twice the grid) can reset it and the unit counter
+// (every CTA stopped fetching before arriving) without an exit ticket after the reduction. The
+// atomic's round trip overlaps the reduction: reset_after_leaving takes its result at the end.
+__device__ __forceinline__ unsigned leave_barrier(unsigned *words, int b) {
+  return atomicAdd(&words[2 + b], 1u);
+}
+__device__ __forceinline__ void reset_after_leaving(unsigned *words, int b, unsigned left) {
+  if (left == 2u * gridDim.x - 1u) {
+    words[2 + b] = 0u;
+    words[1] = 0u;
+  }
+}
+
 // Column `col` of every node of `level`, reduced to dw: the full binary tree over the nodes
 // (adjacent pairs first, missing ones +0), which is what the levels above would build (every
 // node of the tree is an aligned dyadic interval; the padding only changes the sign of an exact
@@ -323,9 +337,9 @@ __device__ __forceinline__ void reduce_column(const cake_normgate_params &p, con
 // the levels are built in parallel, a grid barrier before each, until one has at most
 // kColumnRun x threads nodes; after one more grid barrier the CTAs reduce its columns to dw in
 // parallel, a column a CTA (reduce_column). `words` after the tree
-// (normgate_workspace.h): [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last
-// CTA to take the exit ticket resets what is still set. Every thread calls this; `scratch`
-// holds one double a thread.
+// (normgate_workspace.h): [1] unit counter, [2 + b] grid barrier b; the last CTA to leave the
+// last barrier resets what is still set. Every thread calls this; `scratch` holds one double
+// a thread.
 __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_params &p,
                                                        const cake_ng_tree &t, unsigned *words,
                                                        double *scratch) {
@@ -340,14 +354,9 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
     ++level;
   }
   tree_barrier(words, b++);
+  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b - 1) : 0u;
   for (int col = blockIdx.x; col < p.d; col += gridDim.x) reduce_column(p, t, level, col, scratch);
-  if (threadIdx.x == 0) {
-    fence_acq_rel_gpu();
-    if (arrive_last(&words[0], 1u, gridDim.x)) {
-      words[1] = 0u;          // every CTA has stopped fetching
-      words[2 + b - 1] = 0u;  // and has left the last barrier
-    }
-  }
+  if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
 }
 
 // Tuned backward programs, deterministic package, after the walk (every level-0 node of the
@@ -355,9 +364,8 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
 // than CAKE_NG_COLUMN_SPAN nodes the CTAs build the next, a (column, span) a CTA, and after
 // one more barrier reduce the last level's columns into dw, a column a CTA. At up to 2^14
 // units (10^6 rows at D = 128) that is one barrier and one contiguous read of each column.
-// `words`: [0] exit ticket, [1] unit counter, [2 + b] grid barrier b; the last CTA to take the
-// exit ticket resets what is still set. Every thread calls this; `scratch` holds a double a
-// warp.
+// `words`: [1] unit counter, [2 + b] grid barrier b; the last CTA to leave the last barrier
+// resets what is still set. Every thread calls this; `scratch` holds a double a warp.
 template <int kThreads>
 __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p,
                                                    const cake_ng_coltree &t, unsigned *words,
@@ -378,19 +386,14 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
     }
   }
   tree_barrier(words, b++);
+  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b - 1) : 0u;
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
   for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
     const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch);
     if (threadIdx.x == 0) store_dw(p, col, r);
   }
-  if (threadIdx.x == 0) {
-    fence_acq_rel_gpu();
-    if (arrive_last(&words[0], 1u, gridDim.x)) {
-      words[1] = 0u;          // every CTA has stopped fetching
-      words[2 + b - 1] = 0u;  // and has left the last barrier
-    }
-  }
+  if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
 }
 
 // Non-deterministic package. Each CTA adds its FP64 column sums into the workspace accumulator

@@ -112,9 +112,9 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
  * every column starts 256-byte aligned; its CTAs build the levels in parallel, a grid barrier
  * before each (normgate_dw.cuh, reduce_column_tree). Either tree is built by a cooperative
  * launch (all CTAs resident together); its words (uint32, cake_ng_det_tuned_words_offset):
- * [0] the exit ticket, [1] the unit counter, [2 + b] grid barrier b. The non-deterministic
+ * [0] unused, [1] the unit counter, [2 + b] grid barrier b. The non-deterministic
  * package keeps its unit counter beside its ticket (cake_ng_nondet_counter_offset + 4).
- * Whoever takes the last ticket resets the counters. */
+ * Whoever takes the last ticket (or leaves the last barrier last) resets the counters. */
 #define CAKE_NG_COLUMN_SPAN_LOG2 14
 #define CAKE_NG_COLUMN_SPAN (1 << CAKE_NG_COLUMN_SPAN_LOG2)
 
