@@ -51,10 +51,14 @@ typedef struct cake_ng_level {
   int64_t counter_offset; /* bytes; levels >= 1 */
 } cake_ng_level;
 
-static CAKE_HD inline int64_t cake_ng_level_nodes(int64_t blocks, int level) {
-  int64_t n = blocks;
-  for (int l = 0; l < level; ++l) n = (n + CAKE_NG_TREE_FANOUT - 1) / CAKE_NG_TREE_FANOUT;
+/* Nodes `level` levels above n nodes, one node per `fanout` below (either tree). */
+static CAKE_HD inline int64_t cake_ng_nodes_above(int64_t n, int64_t fanout, int level) {
+  for (int l = 0; l < level; ++l) n = (n + fanout - 1) / fanout;
   return n;
+}
+
+static CAKE_HD inline int64_t cake_ng_level_nodes(int64_t blocks, int level) {
+  return cake_ng_nodes_above(blocks, CAKE_NG_TREE_FANOUT, level);
 }
 
 static CAKE_HD inline cake_ng_tree cake_ng_tree_of(int64_t rows, int32_t d,
@@ -143,9 +147,7 @@ static CAKE_HD inline int64_t cake_ng_colnode_index(int64_t n, int32_t d, int32_
 }
 
 static CAKE_HD inline int64_t cake_ng_collevel_nodes(int64_t units, int level) {
-  int64_t n = units;
-  for (int l = 0; l < level; ++l) n = (n + CAKE_NG_COLUMN_SPAN - 1) / CAKE_NG_COLUMN_SPAN;
-  return n;
+  return cake_ng_nodes_above(units, CAKE_NG_COLUMN_SPAN, level);
 }
 
 static CAKE_HD inline cake_ng_coltree cake_ng_coltree_of(int64_t rows, int32_t d,

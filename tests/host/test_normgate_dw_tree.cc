@@ -27,35 +27,35 @@ int64_t pow2_at_least(int64_t n) {
   return p;
 }
 
-// The kernels' schedule: level 0 = blocks of G chunks, then levels of 64 nodes, root last.
-double by_levels(const std::vector<double> &chunks, int64_t g, int64_t rows, int d) {
-  const cake_ng_tree t = cake_ng_tree_of(rows, d, g);
-  std::vector<double> level(t.blocks);
-  for (int64_t b = 0; b < t.blocks; ++b) level[b] = tree(chunks, b * g, g);
-  for (int l = 1; l < t.levels; ++l) {
-    const int64_t n = cake_ng_level_nodes(t.blocks, l);
-    std::vector<double> up(n);
-    for (int64_t i = 0; i < n; ++i) up[i] = tree(level, i * CAKE_NG_TREE_FANOUT, CAKE_NG_TREE_FANOUT);
+// Level 0 = nodes0 blocks of G chunks, then levels - 1 levels of one node per `fanout` below:
+// the schedule of both trees. Returns the top level.
+std::vector<double> top_level(const std::vector<double> &chunks, int64_t g, int64_t nodes0,
+                              int levels, int64_t fanout) {
+  std::vector<double> level(nodes0);
+  for (int64_t b = 0; b < nodes0; ++b) level[b] = tree(chunks, b * g, g);
+  for (int l = 1; l < levels; ++l) {
+    std::vector<double> up(cake_ng_nodes_above(nodes0, fanout, l));
+    for (size_t i = 0; i < up.size(); ++i) up[i] = tree(level, int64_t(i) * fanout, fanout);
     level.swap(up);
   }
-  assert_int_equal(level.size(), 1);
-  return level[0] + 0.0;  // store_dw's normalisation of an exact zero
+  return level;
 }
 
-// The tuned deterministic programs' schedule: level 0 = units of G chunks, then levels of
+// The general programs' tree: blocks of G chunks, then levels of 64 nodes, root last.
+double by_levels(const std::vector<double> &chunks, int64_t g, int64_t rows, int d) {
+  const cake_ng_tree t = cake_ng_tree_of(rows, d, g);
+  const std::vector<double> top = top_level(chunks, g, t.blocks, t.levels, CAKE_NG_TREE_FANOUT);
+  assert_int_equal(top.size(), 1);
+  return top[0] + 0.0;  // store_dw's normalisation of an exact zero
+}
+
+// The tuned deterministic programs' column tree: units of G chunks, then levels of
 // CAKE_NG_COLUMN_SPAN nodes, the last level (at most a span) reduced as one subtree.
 double by_columns(const std::vector<double> &chunks, int64_t g, int64_t rows, int d) {
   const cake_ng_coltree t = cake_ng_coltree_of(rows, d, g);
-  std::vector<double> level(t.units);
-  for (int64_t u = 0; u < t.units; ++u) level[u] = tree(chunks, u * g, g);
-  for (int l = 1; l < t.levels; ++l) {
-    const int64_t n = cake_ng_collevel_nodes(t.units, l);
-    std::vector<double> up(n);
-    for (int64_t i = 0; i < n; ++i) up[i] = tree(level, i * CAKE_NG_COLUMN_SPAN, CAKE_NG_COLUMN_SPAN);
-    level.swap(up);
-  }
-  assert_true(static_cast<int64_t>(level.size()) <= CAKE_NG_COLUMN_SPAN);
-  return tree(level, 0, CAKE_NG_COLUMN_SPAN) + 0.0;  // store_dw's normalisation of an exact zero
+  const std::vector<double> top = top_level(chunks, g, t.units, t.levels, CAKE_NG_COLUMN_SPAN);
+  assert_true(static_cast<int64_t>(top.size()) <= CAKE_NG_COLUMN_SPAN);
+  return tree(top, 0, CAKE_NG_COLUMN_SPAN) + 0.0;  // store_dw's normalisation of an exact zero
 }
 
 }  // namespace
