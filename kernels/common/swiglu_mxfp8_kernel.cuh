@@ -72,6 +72,14 @@
 //                    x all k-tiles, m fastest inside a group, so the CTAs running together
 //                    write longer runs of each col_q column (G x tile_rows bytes) and read
 //                    shorter runs of each input row
+//                    -2 (staged colwise/both only): tile pairs. A CTA takes two vertically
+//                    adjacent tiles one after the other (pairs in k-fastest order); the first
+//                    tile's col_q pieces wait in registers and both tiles' pieces are stored
+//                    in the second tile's phase 2, so every column gets 2 x tile_rows
+//                    contiguous bytes from one CTA at once. (A streaming kernel writing col_q
+//                    in 128-byte column runs loses 5-11% of its bandwidth against linear writes
+//                    on the H200 at 16384x7168 and 131072x8192, 256-byte runs 3-6%; adjacent
+//                    runs written by different CTAs do not recover it. docs/performance.md.)
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -102,7 +110,9 @@ struct SwigluCfg {
   static constexpr int kSig = kSigmoidForm_;
   static constexpr int kBand = kBandForm_;
   static constexpr int kPipeline = kPipeline_;
-  static constexpr int kGroupRows = kGroupRows_;
+  // group_rows >= 0: the tile order (0 k fastest, G grouped); -2: tile pairs (below), k fastest.
+  static constexpr int kGroupRows = kGroupRows_ > 0 ? kGroupRows_ : 0;
+  static constexpr int kPairRows = kGroupRows_ == -2 ? 2 : 1;
 
   static constexpr int kSlotCols = 16;                          // k-columns per thread slot
   static constexpr int kChunksPerRow = kTileCols / kSlotCols;   // slots along k
@@ -138,7 +148,10 @@ struct SwigluCfg {
   static_assert(kPipeline_ >= 0 && kPipeline_ <= 8, "pipeline is 0, 1 or 2..8 stages");
   static_assert(kStages == 0 || kStageVecs % kThreads == 0,
                 "staged: a tile's 16-byte input vectors must be a multiple of threads");
-  static_assert(kGroupRows_ >= 0 && kGroupRows_ <= 4096, "group_rows is 0..4096");
+  static_assert(kGroupRows_ >= -2 && kGroupRows_ != -1 && kGroupRows_ <= 4096,
+                "group_rows is 0..4096, or -2 (tile pairs)");
+  static_assert(kPairRows == 1 || (kStages >= 2 && kColwise),
+                "tile pairs (group_rows -2): staged colwise or both programs only");
 };
 
 namespace swiglu {
@@ -147,43 +160,52 @@ namespace mx = cake::mx;
 
 // Memory and BF16 primitives: vector_io.cuh (load16, store16, bf16_lo/hi, pack_bf16x2).
 
-// |x| of both halves; an unsigned max over these is a NaN-propagating amax (NaN > Inf > finite).
-__device__ __forceinline__ uint32_t abs2(uint32_t w) { return w & 0x7FFF7FFFu; }
-
-// Packed per-half amax of n words.
+// Packed per-half amax of n words: max |x| of each half, NaN-propagating (an integer max over
+// |bits| orders NaN > Inf > finite). Without masking each word first: an unsigned max over the
+// raw halves finds the negative of largest magnitude if there is one (the sign bit ranks it
+// above every positive), a signed max the positive of largest magnitude if there is one (else
+// the negative of largest magnitude again); the larger of the two magnitudes is the amax, the
+// same bits as max(|x|). Two 3-input max instructions a word pair each, two masks in all.
 template <int N>
 __device__ __forceinline__ uint32_t amax2(const uint32_t (&w)[N]) {
-  uint32_t a = abs2(w[0]);
+  uint32_t u = w[0], s = w[0];
 #pragma unroll
-  for (int i = 1; i < N; ++i) a = __vmaxu2(a, abs2(w[i]));
-  return a;
+  for (int i = 1; i < N; ++i) {
+    u = __vmaxu2(u, w[i]);
+    s = __vmaxs2(s, w[i]);
+  }
+  return __vmaxu2(u & 0x7FFF7FFFu, s & 0x7FFF7FFFu);
 }
 
 __device__ __forceinline__ uint32_t halves_max(uint32_t a) { return max(a & 0xFFFFu, a >> 16); }
 
-// Sixteen BF16 values, given as the lo or hi halves of 16 words (colwise) or as 8 words
-// (rowwise), times 2^(127-S), to E4M3. S = 255: all 0x7F. e4m3(v * 2^(127-S)) equals the spec's
-// e4m3(bf16(v * 2^(127-S))): the product is exact unless it is an FP32 subnormal, and then both
-// round to +-0.
 __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
   return (uint32_t)mx::e4m3x2_rn_satfinite(a, b) | ((uint32_t)mx::e4m3x2_rn_satfinite(c, d) << 16);
 }
 
-// The multiplier of a block with scale S: mx::inv_scale(S) = 2^(127-S) for the S that occur
-// below 255 (at most 247, so never 254), and NaN for the NaN scale: every product is then the
-// canonical NaN and its E4M3 byte 0x7F, the spec's NaN block, with no select per word.
-__device__ __forceinline__ float block_multiplier(uint32_t s) {
-  return s <= 253u ? mx::inv_scale(s) : __uint_as_float(0x7FFFFFFFu);
+// The multiplier of a block with scale S as a BF16 pattern: 2^(127-S) (exponent field 254 - S,
+// a normal BF16 for the S that occur below 255: at most 247) or, for the NaN scale, a NaN: every
+// product is then a NaN and its E4M3 byte 0x7F, the spec's NaN block, with no select per word.
+__device__ __forceinline__ uint32_t block_multiplier_bf16(uint32_t s) {
+  return s <= 253u ? (254u - s) << 7 : 0x7FFFu;
 }
 
+// Two BF16 values (the halves of y) times their blocks' multipliers (the halves of k2) to four
+// E4M3 bytes with the next word: the spec's e4m3(bf16(v * 2^(127-S))). The product is formed in
+// BF16 (one mul.rn.bf16x2 for two values), exact unless it falls below the normal range, where
+// both it and the spec's value give +-0 in E4M3; then each half widens to FP32 for the
+// conversion (the sm_90 cvt to E4M3 takes FP32 pairs or FP16 pairs, not BF16).
+__device__ __forceinline__ uint32_t quantize_word_pair(uint32_t y0, uint32_t y1, uint32_t k2) {
+  const uint32_t p0 = mul_bf16x2(y0, k2), p1 = mul_bf16x2(y1, k2);
+  return e4m3x4(bf16_lo(p0), bf16_hi(p0), bf16_lo(p1), bf16_hi(p1));
+}
+
+// Eight words (16 values of one block) with scale s: 16 E4M3 bytes.
 __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_t s) {
-  const float k = block_multiplier(s);
+  const uint32_t k2 = block_multiplier_bf16(s) * 0x10001u;
   uint32_t q[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    q[i] = e4m3x4(__fmul_rn(bf16_lo(w[2 * i]), k), __fmul_rn(bf16_hi(w[2 * i]), k),
-                  __fmul_rn(bf16_lo(w[2 * i + 1]), k), __fmul_rn(bf16_hi(w[2 * i + 1]), k));
-  }
+  for (int i = 0; i < 4; ++i) q[i] = quantize_word_pair(w[2 * i], w[2 * i + 1], k2);
   return make_uint4(q[0], q[1], q[2], q[3]);
 }
 
@@ -380,9 +402,17 @@ __device__ __forceinline__ void stage_row(const uint4 *stage, int slot, int r, S
 }
 
 // ---- phase 2: one item (2 adjacent output columns x 16 rows of the tile) ----
+// The col_q pieces of one item of the first tile of a pair: column o's and o+1's 16 rows.
+struct ColPieces {
+  uint4 lo, hi;
+};
+
+// pair: 0 a tile on its own, 1 the first (upper) tile of a pair (pieces kept in `held`), 2 the
+// second (pieces of both tiles stored: the upper tile's from `held`, tile_rows rows above).
 template <class Cfg>
 __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, int64_t m0,
-                                            int64_t k0, int item, const uint32_t *smem) {
+                                            int64_t k0, int item, const uint32_t *smem,
+                                            int pair, ColPieces &held) {
   const int h = item & 1;                    // which 16 rows of the 32-row block
   const int rest = item >> 1;
   const int c2 = rest % Cfg::kColPairs;      // word column = column pair
@@ -396,13 +426,12 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const uint32_t *rowbase = smem + (r0 >> 4) * 16;
   const int x = c2 >> 3;
   uint32_t wv[16];
-  uint32_t a = 0;
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
     const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
     wv[j] = rowbase[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
-    a = __vmaxu2(a, abs2(wv[j]));
   }
+  uint32_t a = amax2(wv);
   a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
   const uint32_t s_lo = mx::scale_from_amax_bits(a & 0xFFFFu);
   const uint32_t s_hi = mx::scale_from_amax_bits(a >> 16);
@@ -412,23 +441,39 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int64_t kk = k0 + (dup ? w - Cfg::kTileCols : w);
   const int64_t o = dup ? p.K + kk : kk;
   const int64_t mb = m0 + blk * 32;
+  uint8_t *const col = p.col_q + o * p.M + mb + h * 16;  // column o, this item's 16 rows
+  // The upper tile of a pair is whole (a lower tile follows it), so its pieces exist for every
+  // item inside K, whether or not this (possibly partial) lower tile reaches the item's rows.
+  if (Cfg::kPairRows == 2 && pair == 2 && kk < p.K) {
+    store16(col - Cfg::kTileRows, held.lo);
+    store16(col + p.M - Cfg::kTileRows, held.hi);
+  }
   if (kk < p.K && mb < p.M) {
-    const float k_lo = block_multiplier(s_lo), k_hi = block_multiplier(s_hi);
+    // Column w's multiplier in the low half, column w+1's in the high half: one BF16 product
+    // a word scales both columns' values.
+    const uint32_t k2 = block_multiplier_bf16(s_lo) | (block_multiplier_bf16(s_hi) << 16);
     uint32_t q_lo[4], q_hi[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float lo[4], hi[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const uint32_t v = wv[4 * i + e];
-        lo[e] = __fmul_rn(bf16_lo(v), k_lo);
-        hi[e] = __fmul_rn(bf16_hi(v), k_hi);
+        const uint32_t v = mul_bf16x2(wv[4 * i + e], k2);
+        lo[e] = bf16_lo(v);
+        hi[e] = bf16_hi(v);
       }
       q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
       q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
     }
-    store16(p.col_q + o * p.M + mb + h * 16, make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]));
-    store16(p.col_q + (o + 1) * p.M + mb + h * 16, make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]));
+    const uint4 lo = make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]);
+    const uint4 hi = make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]);
+    if (Cfg::kPairRows == 2 && pair == 1) {
+      held.lo = lo;
+      held.hi = hi;
+    } else {
+      store16(col, lo);
+      store16(col + p.M, hi);
+    }
     // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's.
     p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] =
         (uint8_t)(h ? s_hi : s_lo);
@@ -466,7 +511,8 @@ __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int
 // loop-invariant).
 template <class Cfg>
 __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, int64_t m0,
-                                            int64_t k0, const uint32_t *smem) {
+                                            int64_t k0, const uint32_t *smem, int pair = 0,
+                                            ColPieces *held = nullptr) {
   if constexpr (Cfg::kColwise) {
     __syncthreads();
     if constexpr (Cfg::kStages >= 2) {
@@ -475,13 +521,15 @@ __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, i
       for (int i = 0; i < kItemPasses; ++i) {
         const int item = threadIdx.x + i * Cfg::kThreads;
         if (Cfg::kColItems % Cfg::kThreads == 0 || item < Cfg::kColItems) {
-          phase2_item<Cfg>(p, m0, k0, item, smem);
+          ColPieces unused;
+          phase2_item<Cfg>(p, m0, k0, item, smem, pair, Cfg::kPairRows == 2 ? held[i] : unused);
         }
       }
     } else {
+      ColPieces unused;
 #pragma unroll 1
       for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-        phase2_item<Cfg>(p, m0, k0, item, smem);
+        phase2_item<Cfg>(p, m0, k0, item, smem, 0, unused);
       }
       __syncthreads();
     }
@@ -546,19 +594,65 @@ struct TileWalk {
   }
 };
 
-// Issue the copies of the inputs of the tile at `at` into a stage and commit them as one group
+// The staged loop's sequence of tiles for one CTA: the tile walk's, or with tile pairs the
+// tiles of a k-fastest walk over pairs of row tiles, the upper then (where it exists) the lower
+// tile of each. `idx` counts walk units (tiles, or pairs) in 32 bits: idx < units <= 2^31 and
+// the stride is at most the unit count, so idx + step cannot wrap.
+template <class Cfg>
+struct StagedWalk {
+  struct Pos {
+    typename TileWalk<Cfg>::Pos w;
+    uint32_t idx, half;
+  };
+  uint32_t tiles_m, units, step;
+  TileWalk<Cfg> walk;
+
+  __device__ __forceinline__ StagedWalk(uint32_t tiles, uint32_t tiles_k, uint32_t step_)
+      : tiles_m(tiles / tiles_k),
+        units((Cfg::kPairRows == 2 ? (tiles / tiles_k + 1) / 2 : tiles / tiles_k) * tiles_k),
+        step(step_),
+        walk(tiles_k, Cfg::kPairRows == 2 ? (tiles / tiles_k + 1) / 2 : tiles / tiles_k, step_) {}
+  __device__ __forceinline__ Pos start() const { return Pos{walk.at(blockIdx.x), blockIdx.x, 0}; }
+  __device__ __forceinline__ bool valid(const Pos &u) const { return u.idx < units; }
+  __device__ __forceinline__ bool has_lower(const Pos &u) const {
+    return 2 * u.w.q + 1 < tiles_m;
+  }
+  // 0: a tile on its own; 1: the upper tile of a pair; 2: the lower one (phase2_item).
+  __device__ __forceinline__ int pair_state(const Pos &u) const {
+    if constexpr (Cfg::kPairRows == 2) return u.half ? 2 : (has_lower(u) ? 1 : 0);
+    return 0;
+  }
+  __device__ __forceinline__ void origin(const Pos &u, int64_t &m0, int64_t &k0) const {
+    if constexpr (Cfg::kPairRows == 2) {
+      m0 = int64_t(2 * u.w.q + u.half) * Cfg::kTileRows;
+      k0 = int64_t(u.w.r) * Cfg::kTileCols;
+    } else {
+      walk.origin(u.w, m0, k0);
+    }
+  }
+  __device__ __forceinline__ void advance(Pos &u) const {
+    if constexpr (Cfg::kPairRows == 2) {
+      if (u.half == 0 && has_lower(u)) {
+        u.half = 1;
+        return;
+      }
+      u.half = 0;
+    }
+    walk.advance(u.w);
+    u.idx += step;
+  }
+};
+
+// Issue the copies of the inputs of the tile at (m0, k0) into a stage and commit them as one group
 // (empty when `valid` is false, past the last tile, so every thread's group count stays
 // uniform). The copies of a tile, in order, are the 16-byte vectors of operand-rows (gate rows,
 // up rows, grad rows), kRowVecs a row; copy i is thread i % kThreads's: the lanes of a warp take
 // consecutive vectors of the same rows. Outside the problem: zero-filled.
 template <class Cfg>
 __device__ __forceinline__ void stage_issue(const cake_swiglu_mxfp8_params &p, bool valid,
-                                            const TileWalk<Cfg> &walk,
-                                            typename TileWalk<Cfg>::Pos at, uint4 *stage) {
+                                            int64_t m0, int64_t k0, uint4 *stage) {
   constexpr int T = Cfg::kThreads, RV = Cfg::kRowVecs, TR = Cfg::kTileRows;
   if (valid) {
-    int64_t m0, k0;
-    walk.origin(at, m0, k0);
     const int64_t K = p.K;
     const int tid = threadIdx.x;
     // Where T is a multiple of kRowVecs and T/kRowVecs divides the tile's rows (every 2-D tile),
@@ -631,29 +725,31 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     // closing barrier).
     uint4 *ring = dynamic_smem<uint4>();  // kStages stages of kStageVecs vectors
     constexpr int S = Cfg::kStages;
-    Pos at = walk.at(blockIdx.x);  // the tile being computed
-    Pos ahead = at;                // the next tile to copy
-    int64_t ahead_tile = blockIdx.x;
+    constexpr int kItemPasses = (Cfg::kColItems + Cfg::kThreads - 1) / Cfg::kThreads;
+    const swiglu::StagedWalk<Cfg> sw(tiles, tiles_k, step);
+    using SPos = typename swiglu::StagedWalk<Cfg>::Pos;
+    SPos at = sw.start();  // the tile being computed
+    SPos ahead = at;       // the next tile to copy
+    auto issue_ahead = [&](uint4 *dst) {
+      const bool valid = sw.valid(ahead);
+      int64_t am0 = 0, ak0 = 0;
+      if (valid) sw.origin(ahead, am0, ak0);
+      swiglu::stage_issue<Cfg>(p, valid, am0, ak0, dst);
+      sw.advance(ahead);
+    };
 #pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      swiglu::stage_issue<Cfg>(p, ahead_tile < int64_t(tiles), walk, ahead,
-                               ring + s * Cfg::kStageVecs);
-      ahead_tile += step;
-      walk.advance(ahead);
-    }
-    int stage = 0;  // stage of `tile`
+    for (int s = 0; s < S - 1; ++s) issue_ahead(ring + s * Cfg::kStageVecs);
+    int stage = 0;  // stage of `at`
+    swiglu::ColPieces held[Cfg::kPairRows == 2 ? kItemPasses : 1];  // upper tile of a pair
 #pragma unroll 1
-    for (uint32_t tile = blockIdx.x; tile < tiles; tile += step) {
-      cp_async_wait<S - 2>();  // this thread's copies of `tile` have landed
+    while (sw.valid(at)) {
+      cp_async_wait<S - 2>();  // this thread's copies of `at` have landed
       __syncthreads();
-      const int next_stage = stage == 0 ? S - 1 : stage - 1;  // (stage + S - 1) % S
-      swiglu::stage_issue<Cfg>(p, ahead_tile < int64_t(tiles), walk, ahead,
-                               ring + next_stage * Cfg::kStageVecs);
-      ahead_tile += step;
-      walk.advance(ahead);
+      issue_ahead(ring + (stage == 0 ? S - 1 : stage - 1) * Cfg::kStageVecs);  // (stage+S-1)%S
       int64_t m0, k0;
-      walk.origin(at, m0, k0);
-      walk.advance(at);
+      sw.origin(at, m0, k0);
+      const int pair = sw.pair_state(at);
+      sw.advance(at);
       const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
 #pragma unroll
       for (int pass = 0; pass < Cfg::kPasses; ++pass) {
@@ -664,7 +760,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 #pragma unroll
         for (int r = 0; r < Cfg::kRpt; ++r) swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
       }
-      swiglu::phase2_tile<Cfg>(p, m0, k0, smem);  // no closing barrier: the next top one
+      swiglu::phase2_tile<Cfg>(p, m0, k0, smem, pair, held);  // no closing barrier: the next top one
       stage = stage == S - 1 ? 0 : stage + 1;
     }
     cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit

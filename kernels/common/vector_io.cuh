@@ -163,6 +163,20 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
+// Both bf16 halves of a times those of b, each rounded to nearest even (mul.rn.bf16x2; an FMA
+// with -0 on sm_90). With b a power of two per half the products are exact unless they fall
+// below the normal range.
+__device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
+#if defined(CAKE_HOST_EMULATION)
+  return uint32_t(mx::bf16_rn(bf16_lo(a) * bf16_lo(b))) |
+         (uint32_t(mx::bf16_rn(bf16_hi(a) * bf16_hi(b))) << 16);
+#else
+  uint32_t r;
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+#endif
+}
+
 // Round two floats to bf16 (round-to-nearest-even) and pack: lo in bits 0..15.
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 #if defined(CAKE_HOST_EMULATION)

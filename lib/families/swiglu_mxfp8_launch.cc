@@ -64,8 +64,10 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
       return false;
     }
   }
-  if (prog.knobs[kSwGroupRows] < 0 || prog.knobs[kSwGroupRows] > 4096) return false;
-  return true;
+  // group_rows: a tile order 0..4096, or -2 (tile pairs: staged colwise/both programs only).
+  const int64_t group = prog.knobs[kSwGroupRows];
+  if (group == -2) return pipeline >= 2 && swiglu_mxfp8_form_colwise(prog.op);
+  return group >= 0 && group <= 4096;
 }
 
 int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
@@ -83,6 +85,12 @@ LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, 
   s.block = prog.threads;
   s.smem_bytes = swiglu_mxfp8_dynamic_smem_bytes(prog);
   int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
+  // Tile pairs: a CTA's unit of work is a pair of row tiles (the last one alone when the row
+  // tiles are odd in number).
+  if (tiles >= 1 && prog.knobs[kSwGroupRows] == -2) {
+    const int64_t tiles_k = mx::ceil_div(K, prog.knobs[kSwTileCols]);
+    tiles = (tiles / tiles_k + 1) / 2 * tiles_k;
+  }
   if (tiles < 1) tiles = 1;
   int64_t ctas = std::min(tiles, kMaxTiles);
   if (sm_count > 0) {

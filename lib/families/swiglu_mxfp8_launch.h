@@ -19,7 +19,7 @@ enum SwigluKnob {
   kSwSigmoidForm = 4,
   kSwBandForm = 5,
   kSwPipeline = 6,   // optional in a manifest line: 0 when left out; >= 2: staged (stages)
-  kSwGroupRows = 7,  // optional in a manifest line: 0 when left out
+  kSwGroupRows = 7,  // optional in a manifest line: 0 when left out; -2: tile pairs
 };
 
 constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages

@@ -294,6 +294,7 @@ static void test_block_scaled_and_special(void **) {
 
 static void test_float64_oracle(void **) {
   SKIP_WITHOUT_GPU();
+  long long steps = 0, worst = 0;
   for (int64_t M : {int64_t(256), int64_t(1024)}) {
     for (int64_t K : {int64_t(384), int64_t(2048)}) {
       const std::vector<uint16_t> in = random_input(M, 2 * K, 0);
@@ -307,15 +308,20 @@ static void test_float64_oracle(void **) {
             form, in.data(), form >= 3 ? grad.data() : nullptr, M, K, g_table.data(),
             ptr(got.row_q), ptr(got.row_s), ptr(got.col_q), ptr(got.col_s));
         if (!r.ok) {
-          print_error("oracle form %d M=%lld K=%lld: %lld differing of %lld (allowed %lld), %lld "
-                      "violations: %s\n",
+          print_error("oracle form %d M=%lld K=%lld: %lld differing of %lld (allowed %lld; %lld "
+                      "scale steps), %lld violations: %s\n",
                       form, (long long)M, (long long)K, (long long)r.differing, (long long)r.bytes,
-                      (long long)r.allowed, (long long)r.violations, r.detail.c_str());
+                      (long long)r.allowed, (long long)r.scale_steps, (long long)r.violations,
+                      r.detail.c_str());
           fail();
         }
+        steps += r.scale_steps;
+        worst = r.differing > worst ? r.differing : worst;
       }
     }
   }
+  print_message("float64 oracle: 24 runs, backward %lld scale steps, at most %lld differing bytes\n",
+                steps, worst);
 }
 
 // More than 2^31 input elements: rowwise forms, checked on 128-row slices at the start, across

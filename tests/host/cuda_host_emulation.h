@@ -133,6 +133,12 @@ inline unsigned int __vmaxu2(unsigned int a, unsigned int b) {
   const unsigned lo = std::max(a & 0xFFFFu, b & 0xFFFFu), hi = std::max(a >> 16, b >> 16);
   return lo | (hi << 16);
 }
+inline unsigned int __vmaxs2(unsigned int a, unsigned int b) {
+  const auto s16 = [](unsigned v) { return (int)(int16_t)(uint16_t)v; };
+  const unsigned lo = (unsigned)(uint16_t)std::max(s16(a), s16(b));
+  const unsigned hi = (unsigned)(uint16_t)std::max(s16(a >> 16), s16(b >> 16));
+  return lo | (hi << 16);
+}
 inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
 inline unsigned int __ldg(const unsigned int *p) { return *p; }
 inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }

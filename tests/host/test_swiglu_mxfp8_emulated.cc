@@ -78,6 +78,10 @@ extern "C" {
   X(br_t, CAKE_SW_BWD_ROW, 128, 3, 16, 256, 2, 0, 1, 1, 3, 0)   \
   X(br_u, CAKE_SW_BWD_ROW, 64, 4, 2, 512, 1, 0, 0, 0, 2, 0)     \
   X(bc_t, CAKE_SW_BWD_COL, 128, 2, 64, 64, 2, 0, 1, 1, 3, 8)    \
+  X(fc_p2, CAKE_SW_FWD_COL, 64, 4, 32, 32, 1, 0, 1, 3, 2, -2)   \
+  X(fb_p2, CAKE_SW_FWD_BOTH, 128, 2, 64, 64, 2, 0, 1, 3, 3, -2) \
+  X(bc_p2, CAKE_SW_BWD_COL, 128, 2, 64, 64, 2, 0, 1, 1, 2, -2)  \
+  X(bb_p2, CAKE_SW_BWD_BOTH, 64, 4, 32, 32, 1, 0, 1, 2, 2, -2)  \
   X(bb_t, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 1, 2, 2, 8)   \
   X(bb_u, CAKE_SW_BWD_BOTH, 64, 2, 32, 64, 1, 0, 2, 0, 5, 0)    \
   X(fc_v, CAKE_SW_FWD_COL, 512, 1, 256, 64, 2, 0, 1, 3, 3, 0)   \

@@ -65,7 +65,8 @@ void swiglu_mxfp8_model(int form, const uint16_t *in, const uint16_t *grad, int6
 struct OracleReport {
   bool ok = true;
   int64_t bytes = 0;           // bytes compared
-  int64_t differing = 0;       // bytes that differ from the oracle (q and s)
+  int64_t differing = 0;       // backward: scale bytes that differ, elements whose value differs
+  int64_t scale_steps = 0;     // backward: blocks whose scale is one step from the oracle's
   int64_t allowed = 0;         // backward budget for `differing`
   int64_t excused = 0;         // forward: bytes skipped because the sigmoid differs
   int64_t violations = 0;      // hard failures (gap too large, unexcused difference)
