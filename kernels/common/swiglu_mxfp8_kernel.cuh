@@ -604,14 +604,15 @@ struct StagedWalk {
     typename TileWalk<Cfg>::Pos w;
     uint32_t idx, half;
   };
-  uint32_t tiles_m, units, step;
+  uint32_t tiles_m, units_m, units, step;  // units_m: row tiles, or pairs of them
   TileWalk<Cfg> walk;
 
   __device__ __forceinline__ StagedWalk(uint32_t tiles, uint32_t tiles_k, uint32_t step_)
       : tiles_m(tiles / tiles_k),
-        units((Cfg::kPairRows == 2 ? (tiles / tiles_k + 1) / 2 : tiles / tiles_k) * tiles_k),
+        units_m(Cfg::kPairRows == 2 ? (tiles_m + 1) / 2 : tiles_m),
+        units(units_m * tiles_k),
         step(step_),
-        walk(tiles_k, Cfg::kPairRows == 2 ? (tiles / tiles_k + 1) / 2 : tiles / tiles_k, step_) {}
+        walk(tiles_k, units_m, step_) {}
   __device__ __forceinline__ Pos start() const { return Pos{walk.at(blockIdx.x), blockIdx.x, 0}; }
   __device__ __forceinline__ bool valid(const Pos &u) const { return u.idx < units; }
   __device__ __forceinline__ bool has_lower(const Pos &u) const {

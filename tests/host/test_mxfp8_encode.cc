@@ -504,6 +504,16 @@ void test_model_special_blocks(void **) {
   assert_int_equal(o.row_q[3], 0x7F);
 }
 
+// The host model's output for form on p, checked against the float64 oracle.
+cake_ref::OracleReport model_against_oracle(int form, const Problem &p) {
+  cake_ref::Mxfp8Out o;
+  cake_ref::swiglu_mxfp8_model(form, p.in.data(), p.grad.data(), p.M, p.K, table().data(), &o);
+  return cake_ref::oracle_check(
+      form, p.in.data(), p.grad.data(), p.M, p.K, table().data(),
+      o.row_q.empty() ? nullptr : o.row_q.data(), o.row_s.empty() ? nullptr : o.row_s.data(),
+      o.col_q.empty() ? nullptr : o.col_q.data(), o.col_s.empty() ? nullptr : o.col_s.data());
+}
+
 void test_oracle_accepts_model(void **) {
   // The model (host table) against the float64 oracle, all six forms: normal inputs (FlashInfer's
   // test data) and moderately block-scaled ones; forward also with exponents over [-100, 100].
@@ -516,12 +526,7 @@ void test_oracle_accepts_model(void **) {
     const int fwd_form = run < 6 ? form : run - 6;  // runs 6..8: forward forms, wide exponents
     const Problem p = block_scaled(128, 256, kspan, 21 + run);
     const int f = run < 6 ? form : fwd_form;
-    cake_ref::Mxfp8Out o;
-    cake_ref::swiglu_mxfp8_model(f, p.in.data(), p.grad.data(), p.M, p.K, table().data(), &o);
-    const cake_ref::OracleReport r = cake_ref::oracle_check(
-        f, p.in.data(), p.grad.data(), p.M, p.K, table().data(),
-        o.row_q.empty() ? nullptr : o.row_q.data(), o.row_s.empty() ? nullptr : o.row_s.data(),
-        o.col_q.empty() ? nullptr : o.col_q.data(), o.col_s.empty() ? nullptr : o.col_s.data());
+    const cake_ref::OracleReport r = model_against_oracle(f, p);
     if (!r.ok) fprintf(stderr, "form %d kspan %d: %s", f, kspan, r.detail.c_str());
     assert_true(r.ok);
     assert_true(r.bytes > 0);
@@ -536,12 +541,7 @@ void test_oracle_backward_many_inputs(void **) {
   for (uint32_t seed = 0; seed < 12; ++seed) {
     for (int form : {CAKE_SW_BWD_ROW, CAKE_SW_BWD_COL}) {
       const Problem p = block_scaled(256, 2048, 0, 1000 + seed);
-      cake_ref::Mxfp8Out o;
-      cake_ref::swiglu_mxfp8_model(form, p.in.data(), p.grad.data(), p.M, p.K, table().data(), &o);
-      const cake_ref::OracleReport r = cake_ref::oracle_check(
-          form, p.in.data(), p.grad.data(), p.M, p.K, table().data(),
-          o.row_q.empty() ? nullptr : o.row_q.data(), o.row_s.empty() ? nullptr : o.row_s.data(),
-          o.col_q.empty() ? nullptr : o.col_q.data(), o.col_s.empty() ? nullptr : o.col_s.data());
+      const cake_ref::OracleReport r = model_against_oracle(form, p);
       if (!r.ok) fprintf(stderr, "form %d seed %u: %s", form, seed, r.detail.c_str());
       assert_true(r.ok);
       steps += r.scale_steps;
