@@ -10,9 +10,11 @@
 //  - tuned (D = 64, 128, 256; bwd_tuned): a persistent CTA per SM walks units of one step, a
 //    group of D/8 lanes per row, loads staged two steps ahead in shared memory; the chunk sums
 //    are taken after each step from the rows' terms in shared memory. Deterministic: one
-//    level-0 node per unit, in a row or a column tree (the program's knob); after the walk all
-//    CTAs reduce the nodes to dw (a cooperative launch, grid barriers; build_tree_cooperative,
-//    reduce_column_tree); non-deterministic: an FP64 sum per column and chunk thread.
+//    level-0 node per unit, in a row or a column tree, or one per aligned group of units in the
+//    grouped column tree (the program's knob); after the walk all CTAs reduce the nodes to dw
+//    (a cooperative launch, grid barriers; build_tree_cooperative, reduce_column_tree); the
+//    layout comes from the host (params.det). Non-deterministic: an FP64 sum per column and
+//    chunk thread.
 //  - general (any D): normgate_general.cuh.
 // The tree, the tickets and the workspace layout are in normgate_dw.cuh / normgate_workspace.h.
 #pragma once
@@ -106,6 +108,32 @@ __device__ __forceinline__ void row_backward(const cake_normgate_params &p, int6
   for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
 }
 
+// Grouped tree (normgate_workspace.h): unit u's node (its subtree's value v for column col).
+// A single unit's goes to the singles; a group's units arrive in consecutive steps, and the
+// stack merges them as a binary counter (the left sibling waits at its level), so that the
+// group's last unit writes the group's aligned subtree as its leaf. Steps of one CTA are
+// ordered by the step barrier, whichever threads take the chunk sums.
+__device__ __forceinline__ void group_node(const cake_normgate_params &p, double *stack, int64_t u,
+                                           int col, double v) {
+  char *ws = static_cast<char *>(p.workspace);
+  const int64_t grouped_units = p.det.groups * CAKE_NG_GROUP_UNITS;
+  if (u >= grouped_units) {
+    reinterpret_cast<double *>(ws + p.det.singles_offset)[col * p.det.singles_span + (u - grouped_units)] = v;
+    return;
+  }
+  const int k = static_cast<int>(u & (CAKE_NG_GROUP_UNITS - 1));
+#pragma unroll
+  for (int l = 0; l < CAKE_NG_GROUP_UNITS_LOG2; ++l) {
+    if (((k >> l) & 1) == 0) {
+      stack[l * p.d + col] = v;
+      return;
+    }
+    v = __dadd_rn(stack[l * p.d + col], v);
+  }
+  reinterpret_cast<double *>(ws)[cake_ng_colnode_index(u >> CAKE_NG_GROUP_UNITS_LOG2, p.d, col,
+                                                       p.det.leaf_span)] = v;
+}
+
 // Tuned programs (D = 64, 128, 256). Persistent grid. The rows are cut into units of one step
 // (kRowsPerGroup * kGroups rows, whole chunks); each CTA takes its first kPrefetch + 1 units
 // by its index and every later one from a shared counter, so fast and slow SMs finish
@@ -147,7 +175,10 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kTBuf = kStepChunks * kTChunk;
 
   extern __shared__ __align__(16) unsigned char smem[];
-  const cake_ng_bwd_smem lay = cake_ng_bwd_smem_of(kD, kThreads, kR, kStages);
+  constexpr bool kGrouped = kDet && Cfg::kTree == 2;
+  static_assert(!kGrouped || 2 * kTBuf * 4 >= (32 + CAKE_NG_SINGLES_MAX / CAKE_NG_GROUP_UNITS + 1) * 8,
+                "tbuf (the tail's scratch) holds the leaves built from the singles");
+  const cake_ng_bwd_smem lay = cake_ng_bwd_smem_of(kD, kThreads, kR, kStages, Cfg::kTree);
   uint4 *ring = reinterpret_cast<uint4 *>(smem);
   float *tbuf = reinterpret_cast<float *>(smem + lay.t_offset);
   int *flag = reinterpret_cast<int *>(smem + lay.words_offset);
@@ -162,9 +193,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   // The package's words (normgate_workspace.h): the non-deterministic ticket or the
   // deterministic trees' words, the unit counter beside them.
   unsigned *ticket = reinterpret_cast<unsigned *>(
-      static_cast<char *>(p.workspace) +
-      (kDet ? cake_ng_det_tuned_words_offset(p.rows, kD, kStepChunks, Cfg::kColumnTree)
-            : cake_ng_nondet_counter_offset(kD)));
+      static_cast<char *>(p.workspace) + (kDet ? p.det.words_offset : cake_ng_nondet_counter_offset(kD)));
   unsigned *unit_counter = ticket + 1;
   const int64_t node_span = cake_ng_colspan(units);  // the column tree's level 0
   const int64_t dynamic_base = int64_t(kStages + 2) * gridDim.x;
@@ -172,10 +201,43 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   // the unit ring at step j - kStages - 1, so that a barrier lies between the write and the
   // first read (every thread's issue() of step j, at the top of step j - kStages + 1).
   // Without dw there is no workspace and so no counter: grid-strided.
+  // The grouped tree (normgate_workspace.h) takes every unit from the ring: thread 0 expands
+  // tickets into units (a group's in consecutive steps), the first kStages + 1 tickets static.
   auto unit_of = [&](int64_t j) -> int64_t {
+    if (kGrouped && want_dw) return unit_ring[j % kRing];
     return (j <= kStages + 1 || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x)
                                           : unit_ring[j % kRing];
   };
+  double *group_stack = reinterpret_cast<double *>(smem + lay.stack_offset);
+  unsigned held = 0;  // thread 0: the last fetched counter value, used one step (or ticket) later
+  // Thread 0, grouped tree: this CTA's unit after `prev` (units past the end once its tickets
+  // are). The next of a group's units, else the unit of the next ticket: the first
+  // kStaticTickets are static (blockIdx.x + k grid), later ones from the counter (fetched one
+  // ticket ahead). Derived from the previous unit alone, no state kept: thread 0 issues the
+  // ring's copies, and its warp gates the step's barrier.
+  constexpr int kStaticTickets = kStages + 1;
+  auto ticket_unit = [&](int64_t t) -> int64_t {
+    const int64_t groups = p.det.groups;
+    if (t < groups) return t * CAKE_NG_GROUP_UNITS;
+    return t < groups + p.det.singles ? groups * (CAKE_NG_GROUP_UNITS - 1) + t : units;
+  };
+  auto next_unit = [&](int64_t prev) -> int64_t {
+    if (prev >= units) return prev + 1;
+    const int64_t grouped_units = p.det.groups * CAKE_NG_GROUP_UNITS;
+    if (prev < grouped_units && ((prev + 1) & (CAKE_NG_GROUP_UNITS - 1)) != 0) return prev + 1;
+    const int64_t t = prev < grouped_units ? prev / CAKE_NG_GROUP_UNITS
+                                           : p.det.groups + (prev - grouped_units);
+    if (t < int64_t(kStaticTickets - 1) * gridDim.x) return ticket_unit(t + gridDim.x);
+    const int64_t next = int64_t(kStaticTickets) * gridDim.x + held;
+    held = atomicAdd(unit_counter, 1u);
+    return ticket_unit(next);
+  };
+  if (kGrouped && want_dw && tid == 0) {
+    held = atomicAdd(unit_counter, 1u);
+    unit_ring[0] = ticket_unit(blockIdx.x);
+#pragma unroll 1
+    for (int j = 1; j <= kStages; ++j) unit_ring[j] = next_unit(unit_ring[j - 1]);
+  }
   // A stage holds the step's rows of x, z and dy, each tensor's rows packed: [3][kStepRows][kD].
   // Packed tensors (stride == d) arrive as three bulk copies issued by thread 0 and complete on
   // the stage's mbarrier (the issue costs the other threads nothing: the kernel is
@@ -231,7 +293,6 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const int chunk_half = kAlternate ? tid / kChunkItems : 0;  // 0, 1; 2+ never sums
   const bool chunk_thread = want_dw && (kAlternate ? chunk_half < 2 : tid < kChunkItems);
   double part = 0.0;     // non-deterministic: FP64 sum of this thread's chunk sums
-  unsigned held = 0;     // thread 0: the last fetched counter value, stored one step later
 
   int stage = 0;
   int64_t i = 0;  // steps walked
@@ -267,8 +328,12 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     // stage that thread 0 refills next are behind every thread.
     __syncthreads();
     if (want_dw && tid == 0) {  // the unit of step i + kStages + 1 (fetched last step)
-      if (i >= 1) unit_ring[(i + kStages + 1) % kRing] = dynamic_base + held;
-      held = atomicAdd(unit_counter, 1u);
+      if constexpr (kGrouped) {
+        unit_ring[(i + kStages + 1) % kRing] = next_unit(unit_ring[(i + kStages) % kRing]);
+      } else {
+        if (i >= 1) unit_ring[(i + kStages + 1) % kRing] = dynamic_base + held;
+        held = atomicAdd(unit_counter, 1u);
+      }
     }
     if (chunk_thread && (!kAlternate || chunk_half == (i & 1))) {  // canonical FP32 chunk sum
       const float *src = tbuf + (i & 1) * kTBuf + chunk_k * kTChunk + chunk_col;
@@ -282,8 +347,12 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         // Level 0 starts the workspace (normgate_workspace.h): the unit's node, a row of the
         // row tree or a column entry of the column tree.
         if (chunk_k == 0) {
-          static_cast<double *>(p.workspace)[Cfg::kColumnTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
-                                                              : u * kD + chunk_col] = c;
+          if constexpr (kGrouped) {
+            group_node(p, group_stack, u, chunk_col, c);
+          } else {
+            static_cast<double *>(p.workspace)[Cfg::kTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
+                                                          : u * kD + chunk_col] = c;
+          }
         }
       } else {
         part = __dadd_rn(part, c);
@@ -294,7 +363,15 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   if (!want_dw) return;
   if constexpr (kDet) {
     __syncthreads();  // tbuf is free: the scratch of the tree's combines
-    if constexpr (Cfg::kColumnTree) {
+    if constexpr (kGrouped) {
+      GroupedLeaves leaves;
+      leaves.singles = reinterpret_cast<double *>(static_cast<char *>(p.workspace) + p.det.singles_offset);
+      leaves.singles_span = p.det.singles_span;
+      leaves.singles_count = p.det.singles;
+      leaves.groups = p.det.groups;
+      reduce_column_tree<kThreads>(p, cake_ng_leaves_of(p.rows, kD, kStepChunks), ticket,
+                                   reinterpret_cast<double *>(tbuf), leaves);
+    } else if constexpr (Cfg::kTree) {
       reduce_column_tree<kThreads>(p, cake_ng_coltree_of(p.rows, kD, kStepChunks), ticket,
                                    reinterpret_cast<double *>(tbuf));
     } else {

@@ -228,37 +228,150 @@ __device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t c
   return v[0];
 }
 
-// The aligned subtree of nodes [first, first + CAKE_NG_COLUMN_SPAN) of column `col` of a
-// column-tree level (`level` its start, `lv` its shape, the nodes past lv.nodes +0), every
-// thread of the CTA working; the root is returned in thread 0. Those nodes of a column are
-// contiguous (normgate_workspace.h). Each thread takes an aligned run (the span's nodes
-// rounded up to a power of two, over the threads: one round of loads for a short column),
-// 16-byte reads, its subtree in registers, then the runs meet through xor-shuffles and one
-// pass through shared `scratch` (a double a warp): the same bits as the canonical tree, every
-// node being an aligned dyadic interval. The nodes read are zeroed, so that the workspace is
-// left zero.
+// The grouped tree's level 0 (normgate_workspace.h): leaves below `groups` are stored nodes;
+// a leaf past them is built from CAKE_NG_GROUP_UNITS single units' nodes (those past `singles`
+// +0), column `col`'s at singles + col * singles_span.
+struct GroupedLeaves {
+  double *singles = nullptr;  // nullptr: a plain level, every node stored
+  int64_t singles_span = 0, singles_count = 0, groups = 0;
+};
+
+// The grouped tree's leaves [built_first, built_end) of a span, built from their
+// CAKE_NG_GROUP_UNITS singles each (one column's, `singles`; those past `singles_count` +0), a
+// leaf a thread, into `built`; the leaves from `stored` on are built ones.
+template <int kThreads>
+__device__ __forceinline__ void build_leaves(double *singles, int64_t singles_count, int64_t stored,
+                                             double *built, int64_t built_first, int64_t built_end) {
+  for (int64_t i = built_first + threadIdx.x; i < built_end; i += kThreads) {
+    const int64_t s0 = (i - stored) * CAKE_NG_GROUP_UNITS;
+    built[i - built_first] =
+        run_tree<CAKE_NG_GROUP_UNITS>(reinterpret_cast<double2 *>(singles + s0), s0, singles_count);
+  }
+}
+
+// kRun leaves from `base` (node: leaf base's slot) into u: stored ones (below `stored`) read and
+// zeroed with 16-byte accesses, the others +0.
+template <int kRun>
+__device__ __forceinline__ void load_stored(double *node, int64_t base, int64_t stored, double (&u)[kRun]) {
+#pragma unroll
+  for (int j = 0; j < kRun; j += 2) {
+    const int64_t i = base + j;
+    u[j] = 0.0;
+    u[j + 1] = 0.0;
+    if (i + 1 < stored) {
+      const double2 w = __ldcg(reinterpret_cast<double2 *>(node + j));
+      reinterpret_cast<double2 *>(node + j)[0] = make_double2(0.0, 0.0);
+      u[j] = w.x;
+      u[j + 1] = w.y;
+    } else if (i < stored) {
+      u[j] = __ldcg(node + j);
+      node[j] = 0.0;
+    }
+  }
+}
+
+// The built leaves of u (from `stored` to `count`) from `built`; then u's subtree.
+template <int kRun>
+__device__ __forceinline__ double join_built(double (&u)[kRun], int64_t base, int64_t count,
+                                             int64_t stored, const double *built, int64_t built_first) {
+#pragma unroll
+  for (int j = 0; j < kRun; ++j) {
+    const int64_t i = base + j;
+    if (i >= stored && i < count) u[j] = built[i - built_first];
+  }
+#pragma unroll
+  for (int w = 1; w < kRun; w <<= 1) {
+#pragma unroll
+    for (int k = 0; k < kRun; k += 2 * w) u[k] = __dadd_rn(u[k], u[k + w]);
+  }
+  return u[0];
+}
+
+// run_tree's order over kRun leaves from `base` of a grouped level 0 whose leaves from `stored`
+// on are built from the singles. Runs of up to 8: this thread's stored leaves are loaded first
+// and are in flight while the CTA builds the span's other leaves (one round of loads). Longer
+// runs (spans of more than 8 x kThreads leaves: millions of rows) take 8 leaves at a time after
+// the build, merged as a binary counter whose levels are registers: the registers of the walk
+// bound the tail's. Every thread of the CTA calls this.
+template <int kRun, int kThreads>
+__device__ __forceinline__ double grouped_run_tree(double *node, int64_t base, int64_t count,
+                                                   int64_t stored, double *singles,
+                                                   int64_t singles_count, double *built,
+                                                   int64_t built_first, int64_t built_end) {
+  if constexpr (kRun <= 8) {
+    double u[kRun];
+    load_stored<kRun>(node, base, stored, u);
+    build_leaves<kThreads>(singles, singles_count, stored, built, built_first, built_end);
+    __syncthreads();
+    return join_built<kRun>(u, base, count, stored, built, built_first);
+  } else {
+    constexpr int kParts = kRun / 8;
+    constexpr int kTop = kParts == 2 ? 1 : 2;
+    static_assert(kParts == 2 || kParts == 4, "runs of 16 or 32 leaves");
+    build_leaves<kThreads>(singles, singles_count, stored, built, built_first, built_end);
+    __syncthreads();
+    double level[kTop + 1];
+#pragma unroll 1
+    for (int q = 0; q < kParts; ++q) {
+      double u[8];
+      load_stored<8>(node + 8 * q, base + 8 * q, stored, u);
+      double v = join_built<8>(u, base + 8 * q, count, stored, built, built_first);
+      const int top = min(__ffs(~q) - 1, kTop);  // merge with the left siblings below it
+#pragma unroll
+      for (int l = 0; l <= kTop; ++l) {
+        if (l < top) v = __dadd_rn(level[l], v);
+        if (l == top) level[l] = v;
+      }
+    }
+    return level[kTop];
+  }
+}
+
+// With `grouped` (the grouped tree's level 0; plain levels pass none), a span that reaches
+// past the stored leaves builds those from the singles as it reads (grouped_run_tree).
 template <int kThreads>
 __device__ __forceinline__ double reduce_span(double *level, const cake_ng_collevel &lv, int d,
-                                              int col, int64_t first, double *scratch) {
+                                              int col, int64_t first, double *scratch,
+                                              const GroupedLeaves grouped = GroupedLeaves()) {
   constexpr int kMaxRun = CAKE_NG_COLUMN_SPAN / kThreads;
   constexpr int kWarps = kThreads / 32;
   static_assert(kMaxRun >= 2 && kMaxRun <= 32 && kMaxRun * kThreads == CAKE_NG_COLUMN_SPAN, "runs");
   static_assert(kWarps <= 32 && (kWarps & (kWarps - 1)) == 0, "one warp reduces the warps");
   const int tid = static_cast<int>(threadIdx.x);
   const int64_t count = lv.nodes;
+  const int64_t span_end = min(count, first + CAKE_NG_COLUMN_SPAN);
   int run = 2;
   while (run < kMaxRun && int64_t(run) * kThreads < count - first) run <<= 1;
   const int64_t base = first + int64_t(tid) * run;
   double r = 0.0;
-  if (base < count) {
-    double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(base, d, col, lv.span));
-    switch (run) {
-      case 2: r = run_tree<2>(at, base, count); break;
-      case 4: r = run_tree<4>(at, base, count); break;
-      case 8: r = run_tree<8>(at, base, count); break;
-      case 16: r = run_tree<(kMaxRun < 16 ? kMaxRun : 16)>(at, base, count); break;
-      default: r = run_tree<kMaxRun>(at, base, count); break;
+  if (grouped.singles == nullptr || grouped.groups >= span_end) {  // every node stored
+    if (base < count) {
+      double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(base, d, col, lv.span));
+      switch (run) {
+        case 2: r = run_tree<2>(at, base, count); break;
+        case 4: r = run_tree<4>(at, base, count); break;
+        case 8: r = run_tree<8>(at, base, count); break;
+        case 16: r = run_tree<(kMaxRun < 16 ? kMaxRun : 16)>(at, base, count); break;
+        default: r = run_tree<kMaxRun>(at, base, count); break;
+      }
     }
+  } else {  // CTA-uniform
+    const int64_t stored = grouped.groups;
+    double *node = level + cake_ng_colnode_index(min(base, count - 1), d, col, lv.span);
+    double *singles = grouped.singles + col * grouped.singles_span;
+    double *built = scratch + 32;
+    const int64_t bf = max(first, stored);
+    const int64_t sc = grouped.singles_count;
+#define CAKE_NG_GROUPED_RUN(n) \
+  grouped_run_tree<n, kThreads>(node, base, count, stored, singles, sc, built, bf, span_end)
+    switch (run) {
+      case 2: r = CAKE_NG_GROUPED_RUN(2); break;
+      case 4: r = CAKE_NG_GROUPED_RUN(4); break;
+      case 8: r = CAKE_NG_GROUPED_RUN(8); break;
+      case 16: r = CAKE_NG_GROUPED_RUN(kMaxRun < 16 ? kMaxRun : 16); break;
+      default: r = CAKE_NG_GROUPED_RUN(kMaxRun); break;
+    }
+#undef CAKE_NG_GROUPED_RUN
   }
 #pragma unroll
   for (int h = 1; h < 32; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
@@ -366,10 +479,13 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
 // units (10^6 rows at D = 128) that is one barrier and one contiguous read of each column.
 // `words`: [1] unit counter, [2 + b] grid barrier b; the last CTA to leave the last barrier
 // resets what is still set. Every thread calls this; `scratch` holds a double a warp.
+// The grouped tree (normgate_workspace.h) is this with `grouped` set: its level 0 is the
+// leaves, those past the groups built from the singles as they are read.
 template <int kThreads>
 __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p,
                                                    const cake_ng_coltree &t, unsigned *words,
-                                                   double *scratch) {
+                                                   double *scratch,
+                                                   const GroupedLeaves grouped = GroupedLeaves()) {
   char *ws = static_cast<char *>(p.workspace);
   int level = 0, b = 0;
   for (; level + 1 < t.levels; ++level) {
@@ -381,7 +497,8 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
     for (int64_t item = blockIdx.x; item < up.nodes * p.d; item += gridDim.x) {
       const int col = static_cast<int>(item / up.nodes);
       const int64_t parent = item % up.nodes;
-      const double r = reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
+      const double r = reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch,
+                                             level == 0 ? grouped : GroupedLeaves());
       if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, p.d, col, up.span)] = r;
     }
   }
@@ -390,7 +507,7 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
   for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
-    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch);
+    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch, level == 0 ? grouped : GroupedLeaves());
     if (threadIdx.x == 0) store_dw(p, col, r);
   }
   if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);

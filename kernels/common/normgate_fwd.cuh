@@ -20,7 +20,7 @@
 namespace cake {
 
 template <int kOp_, int kD_, int kThreads_, int kRowsPerGroup_, int kPrefetch_, int kPersistent_,
-          int kColumnTree_ = 0>
+          int kTree_ = 0>
 struct NormgateCfg {
   static constexpr int kOp = kOp_;
   static constexpr int kD = kD_;  // 0: general
@@ -28,8 +28,10 @@ struct NormgateCfg {
   static constexpr int kRowsPerGroup = kRowsPerGroup_;
   static constexpr int kPrefetch = kPrefetch_;
   static constexpr int kPersistent = kPersistent_;
-  // Tuned deterministic backward: 1 = the column tree, 0 = the row tree (normgate_workspace.h).
-  static constexpr int kColumnTree = kColumnTree_;
+  // Tuned deterministic backward: 0 the row tree, 1 the column tree, 2 the grouped column tree
+  // (normgate_workspace.h).
+  static constexpr int kTree = kTree_;
+  static_assert(kTree >= 0 && kTree <= 2, "dw trees");
   static_assert(kThreads % 32 == 0, "whole warps");
   static_assert(kD == 0 || kD == 64 || kD == 128 || kD == 256, "tuned widths");
   static_assert(kRowsPerGroup >= 1 && kRowsPerGroup <= 8, "rows per group");

@@ -10,6 +10,18 @@
  * chunk size is a constant of the format, never a program knob: dw bits depend on it. */
 #define CAKE_NG_DW_CHUNK_ROWS 16
 
+/* The tuned deterministic backward's workspace layout for this call (normgate_workspace.h,
+ * cake_ng_det_layout_of), computed once by the host: in the kernels it cost every thread
+ * hundreds of instructions of 64-bit division before the first load. Zero for other programs. */
+typedef struct cake_ng_det_layout {
+  int64_t words_offset;   /* bytes to the words (unit counter, grid barriers) */
+  int64_t singles_offset; /* grouped tree: bytes to the singles */
+  int64_t singles_span;   /* grouped tree: doubles a column of singles */
+  int64_t leaf_span;      /* grouped tree: the leaves' level 0 span */
+  int64_t groups;         /* grouped tree: cake_ng_grouping_of for the launch's grid */
+  int64_t singles;
+} cake_ng_det_layout;
+
 typedef struct cake_normgate_params {
   const uint16_t *x;  /* [rows, x_stride] bf16 */
   const uint16_t *z;  /* [rows, z_stride] bf16 */
@@ -36,12 +48,13 @@ typedef struct cake_normgate_params {
   int32_t dw_f32;   /* 1: dw is fp32, 0: bf16 */
   int32_t dw_flags; /* CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP */
   int32_t reserved;
+  cake_ng_det_layout det; /* tuned deterministic backward */
 } cake_normgate_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_normgate_params) == 176, "cake_normgate_params layout changed");
+static_assert(sizeof(cake_normgate_params) == 224, "cake_normgate_params layout changed");
 #else
-_Static_assert(sizeof(cake_normgate_params) == 176, "cake_normgate_params layout changed");
+_Static_assert(sizeof(cake_normgate_params) == 224, "cake_normgate_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_ */

@@ -100,7 +100,7 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
 /* The tuned backward programs walk "units" of rows (one step of a CTA: 2^k whole chunks),
  * handed out by a unit counter, so that fast and slow SMs end together. Their deterministic
  * package keeps one node per unit (a unit's node is the same bits whichever CTA computes it),
- * in one of two trees (a program knob). The row tree is cake_ng_tree_of's with a unit a
+ * in one of three trees (a program knob; the third, the grouped column tree, below). The row tree is cake_ng_tree_of's with a unit a
  * block: a unit writes its node as one contiguous row; after the walk the CTAs build its levels
  * in parallel, a grid barrier before each, until one is short enough to reduce a column a CTA
  * (normgate_dw.cuh, build_tree_cooperative). The column tree (below) is read contiguously
@@ -114,7 +114,7 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
  * span = CAKE_NG_COLUMN_SPAN, or the node count rounded up to 32 where it is smaller (one span:
  * plain column-major), so that a column's nodes of one span are contiguous (16-byte reads) and
  * every column starts 256-byte aligned; its CTAs build the levels in parallel, a grid barrier
- * before each (normgate_dw.cuh, reduce_column_tree). Either tree is built by a cooperative
+ * before each (normgate_dw.cuh, reduce_column_tree). Each tree is built by a cooperative
  * launch (all CTAs resident together); its words (uint32, cake_ng_det_tuned_words_offset):
  * [0] unused, [1] the unit counter, [2 + b] grid barrier b. The non-deterministic
  * package keeps its unit counter beside its ticket (cake_ng_nondet_counter_offset + 4).
@@ -186,13 +186,72 @@ static CAKE_HD inline int64_t cake_ng_coltree_words_offset(const cake_ng_coltree
   const cake_ng_collevel top = cake_ng_collevel_of(t, t->levels - 1);
   return top.node_offset + top.bytes;
 }
-/* The tuned deterministic programs' workspace in bytes and where its words start, for either
- * tree (column_tree: the program's knob). The row tree is cake_ng_tree_of's, its words after
- * the tree; the column tree's after its last level. */
+
+/* The grouped column tree (tree knob 2): the column tree's node writes and its read after the
+ * walk both scale with the node count, so most units are handed out in aligned groups of
+ * CAKE_NG_GROUP_UNITS: the CTA that takes a group walks its units in consecutive steps and
+ * builds the group's aligned subtree on the way (a stack of partial sums in shared memory), one
+ * node a group. Only the last units go out one by one, enough of them (CAKE_NG_GROUP_UNITS per
+ * CTA) for the CTAs to finish together whatever group each was in when the groups ran out.
+ * Handed out in ticket order: tickets [0, groups) are the groups (units [t G, t G + G)), the next
+ * `singles` tickets the single units after them. The column tree's level 0 is then one "leaf"
+ * per G units (cake_ng_coltree_of with G units a node): leaf i < groups is group i's node, a
+ * leaf past them is built after the walk from its G single units' nodes (those past the end
+ * +0), which lie column-major in one span after the tree: FP64 [d][singles span]. Every node is
+ * still an aligned dyadic interval of chunks: the same bits as the other trees. */
+#define CAKE_NG_GROUP_UNITS_LOG2 3
+#define CAKE_NG_GROUP_UNITS (1 << CAKE_NG_GROUP_UNITS_LOG2)
+#define CAKE_NG_GROUP_MAX_GRID 1024 /* the singles region is sized for grids up to this */
+#define CAKE_NG_SINGLES_MAX (CAKE_NG_GROUP_UNITS * (CAKE_NG_GROUP_MAX_GRID + 1))
+
+typedef struct cake_ng_grouping {
+  int64_t units;   /* all units of the call */
+  int64_t groups;  /* tickets [0, groups): groups of CAKE_NG_GROUP_UNITS units */
+  int64_t singles; /* then one unit a ticket: units [groups G, units) */
+} cake_ng_grouping;
+
+static CAKE_HD inline cake_ng_grouping cake_ng_grouping_of(int64_t units, int64_t grid) {
+  cake_ng_grouping g;
+  const int64_t cap = grid < CAKE_NG_GROUP_MAX_GRID ? grid : CAKE_NG_GROUP_MAX_GRID;
+  const int64_t want = CAKE_NG_GROUP_UNITS * cap; /* singles: a group's worth per CTA */
+  g.units = units;
+  g.groups = units > want ? (units - want) / CAKE_NG_GROUP_UNITS : 0;
+  g.singles = units - g.groups * CAKE_NG_GROUP_UNITS; /* < want + G <= CAKE_NG_SINGLES_MAX */
+  return g;
+}
+
+/* Units of a call of the tuned programs (units of chunks_per_unit chunks). */
+static CAKE_HD inline int64_t cake_ng_units(int64_t rows, int64_t chunks_per_unit) {
+  return (cake_ng_chunks(rows) + chunks_per_unit - 1) / chunks_per_unit;
+}
+
+/* The grouped tree's leaves: the column tree with a group a node. */
+static CAKE_HD inline cake_ng_coltree cake_ng_leaves_of(int64_t rows, int32_t d,
+                                                       int64_t chunks_per_unit) {
+  return cake_ng_coltree_of(rows, d, chunks_per_unit * CAKE_NG_GROUP_UNITS);
+}
+
+/* The singles' span (doubles a column) and their region's start, after the leaves. */
+static CAKE_HD inline int64_t cake_ng_singles_span(int64_t units) {
+  return cake_ng_round_up(units < CAKE_NG_SINGLES_MAX ? units : CAKE_NG_SINGLES_MAX, 32);
+}
+static CAKE_HD inline int64_t cake_ng_singles_offset(int64_t rows, int32_t d, int64_t chunks_per_unit) {
+  const cake_ng_coltree leaves = cake_ng_leaves_of(rows, d, chunks_per_unit);
+  return cake_ng_coltree_words_offset(&leaves);
+}
+
+/* The tuned deterministic programs' workspace in bytes and where its words start, for each
+ * tree (the program's knob: 0 row, 1 column, 2 grouped column). The row tree is
+ * cake_ng_tree_of's, its words after the tree; the column tree's after its last level; the
+ * grouped tree's after the singles. */
 static CAKE_HD inline int64_t cake_ng_det_tuned_words_offset(int64_t rows, int32_t d,
                                                              int64_t chunks_per_unit,
-                                                             int column_tree) {
-  if (column_tree) {
+                                                             int tree) {
+  if (tree == 2) {
+    return cake_ng_singles_offset(rows, d, chunks_per_unit) +
+           cake_ng_singles_span(cake_ng_units(rows, chunks_per_unit)) * (int64_t)d * 8;
+  }
+  if (tree == 1) {
     const cake_ng_coltree t = cake_ng_coltree_of(rows, d, chunks_per_unit);
     return cake_ng_coltree_words_offset(&t);
   }
@@ -200,8 +259,31 @@ static CAKE_HD inline int64_t cake_ng_det_tuned_words_offset(int64_t rows, int32
   return cake_ng_tree_bytes(&t);
 }
 static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(int64_t rows, int32_t d,
-                                                      int64_t chunks_per_unit, int column_tree) {
-  return cake_ng_det_tuned_words_offset(rows, d, chunks_per_unit, column_tree) + 256;
+                                                      int64_t chunks_per_unit, int tree) {
+  return cake_ng_det_tuned_words_offset(rows, d, chunks_per_unit, tree) + 256;
+}
+
+/* What a tuned deterministic launch of `grid` CTAs passes its kernel (normgate_params.h). */
+static CAKE_HD inline cake_ng_det_layout cake_ng_det_layout_of(int64_t rows, int32_t d,
+                                                              int64_t chunks_per_unit, int tree,
+                                                              int64_t grid) {
+  cake_ng_det_layout l;
+  l.words_offset = cake_ng_det_tuned_words_offset(rows, d, chunks_per_unit, tree);
+  l.singles_offset = 0;
+  l.singles_span = 0;
+  l.leaf_span = 0;
+  l.groups = 0;
+  l.singles = 0;
+  if (tree == 2) {
+    const int64_t units = cake_ng_units(rows, chunks_per_unit);
+    const cake_ng_grouping g = cake_ng_grouping_of(units, grid);
+    l.singles_offset = cake_ng_singles_offset(rows, d, chunks_per_unit);
+    l.singles_span = cake_ng_singles_span(units);
+    l.leaf_span = cake_ng_colspan(cake_ng_leaves_of(rows, d, chunks_per_unit).units);
+    l.groups = g.groups;
+    l.singles = g.singles;
+  }
+  return l;
 }
 
 /* Dynamic shared memory of the tuned backward programs, in bytes from the start:
@@ -209,20 +291,24 @@ static CAKE_HD inline int64_t cake_ng_det_tuned_bytes(int64_t rows, int32_t d,
  *   t       FP32 [2][chunks of a step][16 rows x d + 32 / chunks]: each row's dw terms, for
  *           the in-order chunk sums (two steps' buffers; the padding spreads the banks)
  *   words   64 bytes: a flag, then the ring's mbarriers (from 16)
- *   ring    the unit ring (int64 [stages + 2]) */
+ *   ring    the unit ring (int64 [stages + 2])
+ *   stack   grouped tree only (tree 2), 16-byte aligned: the group stack FP64
+ *           [CAKE_NG_GROUP_UNITS_LOG2][d] */
 typedef struct cake_ng_bwd_smem {
-  int32_t t_offset, words_offset, ring_offset, bytes;
+  int32_t t_offset, words_offset, ring_offset, stack_offset, bytes;
 } cake_ng_bwd_smem;
 
 static CAKE_HD inline cake_ng_bwd_smem cake_ng_bwd_smem_of(int32_t d, int32_t threads,
-                                                           int32_t rows_per_group, int32_t stages) {
+                                                           int32_t rows_per_group, int32_t stages,
+                                                           int32_t tree) {
   cake_ng_bwd_smem s;
   const int32_t step_rows = rows_per_group * (threads / (d / 8));
   s.t_offset = stages * rows_per_group * 3 * threads * 16;
   const int32_t step_chunks = step_rows / CAKE_NG_DW_CHUNK_ROWS;
   s.words_offset = s.t_offset + 2 * step_chunks * (CAKE_NG_DW_CHUNK_ROWS * d + 32 / (step_chunks > 0 ? step_chunks : 1)) * 4;
   s.ring_offset = s.words_offset + 64;
-  s.bytes = s.ring_offset + (stages + 2) * 8;
+  s.stack_offset = (int32_t)cake_ng_round_up(s.ring_offset + (stages + 2) * 8, 16);
+  s.bytes = tree == 2 ? s.stack_offset + CAKE_NG_GROUP_UNITS_LOG2 * d * 8 : s.ring_offset + (stages + 2) * 8;
   return s;
 }
 

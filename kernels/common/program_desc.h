@@ -7,7 +7,7 @@
  *
  * Manifest line shapes (every argument a literal):
  *   CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch, persistent
- *                         [, column_tree])
+ *                         [, tree])
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows]])
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)

@@ -305,6 +305,7 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
   p.dw_f32 = d.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
   p.dw_flags = static_cast<int32_t>(d.flags);
   const bool cooperative = call.launch.cooperative && (d.flags & CAKE_NORMGATE_DW_SKIP) == 0;
+  if (cooperative) p.det = normgate_det_layout(handle->table->programs[call.program], d.rows, d.d, call.launch.grid);
   return launch_program(handle, call.program, call.launch.grid, call.launch.block,
                         call.launch.smem_bytes, stream, &p, cooperative);
 }

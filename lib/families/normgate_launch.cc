@@ -31,7 +31,8 @@ uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
                                  prog.op == CAKE_NG_OP_BWD_NONDET));
   }
   return static_cast<uint32_t>(cake_ng_bwd_smem_of(prog.knobs[kNgD], static_cast<int32_t>(prog.threads),
-                                                   prog.knobs[kNgRowsPerGroup], prog.knobs[kNgDepth])
+                                                   prog.knobs[kNgRowsPerGroup], prog.knobs[kNgDepth],
+                                                   prog.knobs[kNgTree])
                                    .bytes);
 }
 
@@ -70,12 +71,19 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
       normgate_is_tuned_backward(prog)
           ? normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS
           : normgate_groups_per_cta(prog, d);
-  // The tuned programs keep a row or a column tree (their knob) and hand units out from a
-  // counter kept after it.
+  // The tuned programs keep a row, a column or a grouped column tree (their knob) and hand
+  // units out from a counter kept after it.
   if (normgate_is_tuned_backward(prog))
-    return cake_ng_det_tuned_bytes(rows, d, chunks_per_node, prog.knobs[kNgColumnTree]);
+    return cake_ng_det_tuned_bytes(rows, d, chunks_per_node, prog.knobs[kNgTree]);
   const cake_ng_tree tree = cake_ng_tree_of(rows, d, chunks_per_node);
   return cake_ng_tree_bytes(&tree);
+}
+
+cake_ng_det_layout normgate_det_layout(const cake_program_desc &prog, int64_t rows, int32_t d,
+                                       int64_t grid) {
+  const int64_t chunks_per_unit =
+      normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS;
+  return cake_ng_det_layout_of(rows, d, chunks_per_unit, prog.knobs[kNgTree], grid);
 }
 
 }  // namespace cake

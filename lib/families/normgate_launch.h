@@ -12,7 +12,7 @@ namespace cake {
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
 // kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
-enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3, kNgColumnTree = 4 };
+enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3, kNgTree = 4 };
 
 struct NormgateLaunch {
   int64_t rows_per_block;  // rows one CTA takes per loop trip
@@ -45,5 +45,9 @@ int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d);
 // Workspace bytes the backward program needs for `rows` x `d` (0 when dw is skipped).
 int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, int32_t d,
                                  bool skip_dw);
+
+// A tuned deterministic backward's workspace layout for a launch of `grid` CTAs (its params).
+cake_ng_det_layout normgate_det_layout(const cake_program_desc &prog, int64_t rows, int32_t d,
+                                       int64_t grid);
 
 }  // namespace cake

@@ -58,7 +58,92 @@ double by_columns(const std::vector<double> &chunks, int64_t g, int64_t rows, in
   return tree(top, 0, CAKE_NG_COLUMN_SPAN) + 0.0;  // store_dw's normalisation of an exact zero
 }
 
+// The grouped tree as the kernels build it (normgate_workspace.h, group_node and reduce_span in
+// normgate_dw.cuh): unit values (G chunks each); a group's units merged as a binary counter in
+// walk order; a leaf past the groups from its CAKE_NG_GROUP_UNITS singles (past the last +0);
+// then the column tree's levels over the leaves.
+double by_groups(const std::vector<double> &chunks, int64_t g, int64_t rows, int d, int64_t grid) {
+  const int64_t units = cake_ng_units(rows, g);
+  const cake_ng_grouping gr = cake_ng_grouping_of(units, grid);
+  assert_int_equal(gr.groups * CAKE_NG_GROUP_UNITS + gr.singles, units);
+  assert_true(gr.singles <= CAKE_NG_SINGLES_MAX && gr.singles <= cake_ng_singles_span(units));
+  std::vector<double> unit(units);
+  for (int64_t u = 0; u < units; ++u) unit[u] = tree(chunks, u * g, g);
+  const cake_ng_coltree t = cake_ng_leaves_of(rows, d, g);
+  std::vector<double> leaves(t.units);
+  for (int64_t i = 0; i < t.units; ++i) {
+    if (i < gr.groups) {
+      double stack[CAKE_NG_GROUP_UNITS_LOG2] = {};
+      for (int k = 0; k < CAKE_NG_GROUP_UNITS; ++k) {
+        double v = unit[i * CAKE_NG_GROUP_UNITS + k];
+        int l = 0;
+        for (; l < CAKE_NG_GROUP_UNITS_LOG2 && ((k >> l) & 1); ++l) v = stack[l] + v;
+        if (l < CAKE_NG_GROUP_UNITS_LOG2) stack[l] = v;
+        else leaves[i] = v;
+      }
+    } else {
+      std::vector<double> singles(unit.begin() + gr.groups * CAKE_NG_GROUP_UNITS, unit.end());
+      leaves[i] = tree(singles, (i - gr.groups) * CAKE_NG_GROUP_UNITS, CAKE_NG_GROUP_UNITS);
+    }
+  }
+  const std::vector<double> top = top_level(leaves, 1, t.units, t.levels, CAKE_NG_COLUMN_SPAN);
+  assert_true(static_cast<int64_t>(top.size()) <= CAKE_NG_COLUMN_SPAN);
+  return tree(top, 0, CAKE_NG_COLUMN_SPAN) + 0.0;
+}
+
 }  // namespace
+
+static void test_grouped_tree_gives_the_canonical_bits(void **) {
+  std::mt19937_64 gen(777);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  // Units of 4 chunks (D = 128): no groups, a few, many; a grid of 1, 132 and past the cap.
+  for (int64_t rows : {int64_t(1), int64_t(1000), int64_t(70000), int64_t(169632), int64_t(800000),
+                       int64_t(1) << 23}) {
+    const int64_t n = cake_ng_chunks(rows);
+    std::vector<double> chunks(n);
+    for (auto &c : chunks) c = static_cast<double>(std::ldexp(dist(gen), static_cast<int>(gen() % 60) - 30));
+    const double canonical = tree(chunks, 0, pow2_at_least(n)) + 0.0;
+    for (int64_t g : {2, 4, 8}) {
+      for (int64_t grid : {1, 7, 132, 2000}) {
+        if (rows > 1000000 && grid != 132) continue;  // the long case once
+        const double got = by_groups(chunks, g, rows, 128, grid);
+        if (std::memcmp(&got, &canonical, sizeof got) != 0) {
+          print_error("rows %lld, G %lld, grid %lld: %.17g != canonical %.17g\n", (long long)rows,
+                      (long long)g, (long long)grid, got, canonical);
+          fail();
+        }
+      }
+    }
+  }
+}
+
+static void test_grouped_layout_is_disjoint_and_sized(void **) {
+  for (int64_t rows : {int64_t(1), int64_t(1025), int64_t(800000), int64_t(1) << 28, int64_t(1) << 33}) {
+    for (int d : {8, 128, 256}) {
+      for (int64_t g : {2, 4, 8}) {
+        const cake_ng_coltree leaves = cake_ng_leaves_of(rows, d, g);
+        const int64_t units = cake_ng_units(rows, g);
+        assert_int_equal(leaves.units, (units + CAKE_NG_GROUP_UNITS - 1) / CAKE_NG_GROUP_UNITS);
+        const int64_t singles = cake_ng_singles_offset(rows, d, g);
+        assert_int_equal(singles, cake_ng_coltree_words_offset(&leaves));  // after the leaves
+        assert_int_equal(singles % 256, 0);
+        const int64_t span = cake_ng_singles_span(units);
+        assert_int_equal(span % 32, 0);
+        for (int64_t grid : {1, 132, 1024, 5000}) {
+          const cake_ng_grouping gr = cake_ng_grouping_of(units, grid);
+          assert_true(gr.singles <= span);
+          // Every leaf past the groups has at least one single; the groups fill their leaves.
+          assert_int_equal(gr.groups + (gr.singles + CAKE_NG_GROUP_UNITS - 1) / CAKE_NG_GROUP_UNITS,
+                           leaves.units);
+        }
+        const int64_t words = cake_ng_det_tuned_words_offset(rows, d, g, 2);
+        assert_int_equal(words, singles + span * d * 8);
+        assert_int_equal(cake_ng_det_tuned_bytes(rows, d, g, 2), words + 256);
+        assert_true(4 * (2 + leaves.levels) <= 256);
+      }
+    }
+  }
+}
 
 static void test_every_schedule_gives_the_canonical_bits(void **) {
   std::mt19937_64 gen(12345);
@@ -167,6 +252,8 @@ int main(void) {
       cmocka_unit_test(test_exact_zero_is_positive),
       cmocka_unit_test(test_layout_is_disjoint_and_sized),
       cmocka_unit_test(test_column_tree_layout_is_disjoint_and_sized),
+      cmocka_unit_test(test_grouped_tree_gives_the_canonical_bits),
+      cmocka_unit_test(test_grouped_layout_is_disjoint_and_sized),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

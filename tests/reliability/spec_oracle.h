@@ -297,7 +297,7 @@ inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
     return int64_t(prog.knobs[2]) * 3 * t * 16 + 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? 8 * t * 8 : 0);
   }
   return cake_ng_bwd_smem_of(prog.knobs[0], static_cast<int32_t>(prog.threads), prog.knobs[1],
-                             prog.knobs[2])
+                             prog.knobs[2], prog.knobs[4])
       .bytes;
 }
 inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t width) {
@@ -308,7 +308,7 @@ inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t
 inline int64_t ng_kernel_workspace(const cake_program_desc &prog, const cake_normgate_desc &d) {
   if (prog.op == CAKE_NG_OP_FWD || (d.flags & CAKE_NORMGATE_DW_SKIP)) return 0;
   if (prog.op == CAKE_NG_OP_BWD_NONDET) return cake_ng_nondet_bytes(d.d);
-  if (ng_tuned_backward(prog)) {  // the row or column tree (knob 4), then the counters
+  if (ng_tuned_backward(prog)) {  // the row, column or grouped tree (knob 4), then the counters
     return cake_ng_det_tuned_bytes(d.rows, d.d, ng_kernel_rows_per_block(prog, d.d) / CAKE_NG_DW_CHUNK_ROWS,
                                    prog.knobs[4]);
   }
@@ -378,6 +378,19 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (ng_tuned_backward(prog) && l.grid[0] != ng_tuned_backward_grid(h, l.program, desc.rows)) {
     return fmt("%s launched %u CTAs; its ranges (and workspace) assume %u", prog.name, l.grid[0],
                ng_tuned_backward_grid(h, l.program, desc.rows));
+  }
+  // The tuned deterministic kernels take their workspace layout from the params.
+  {
+    cake_ng_det_layout want;
+    std::memset(&want, 0, sizeof want);
+    if (needs_coop) {
+      want = cake_ng_det_layout_of(desc.rows, desc.d, ng_kernel_rows_per_block(prog, desc.d) / CAKE_NG_DW_CHUNK_ROWS,
+                                   prog.knobs[4], l.grid[0]);
+    }
+    if (std::memcmp(&q.det, &want, sizeof want) != 0) {
+      return fmt("params det layout (words at %lld) differs from the layout of %s for %u CTAs (words at %lld)",
+                 (long long)q.det.words_offset, prog.name, l.grid[0], (long long)want.words_offset);
+    }
   }
   if (!ng_tuned_backward(prog) && prog.knobs[3] == 0 &&
       int64_t(l.grid[0]) != std::min<int64_t>(q.num_blocks, 0x7fffffff)) {
