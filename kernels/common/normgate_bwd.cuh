@@ -109,11 +109,13 @@ __device__ __forceinline__ void row_backward(const cake_normgate_params &p, int6
 }
 
 // Grouped tree (normgate_workspace.h): unit u's node (its subtree's value v for column col).
-// A single unit's goes to the singles; a group's units arrive in consecutive steps, and the
-// stack merges them as a binary counter (the left sibling waits at its level), so that the
-// group's last unit writes the group's aligned subtree as its leaf. Steps of one CTA are
-// ordered by the step barrier, whichever threads take the chunk sums.
-__device__ __forceinline__ void group_node(const cake_normgate_params &p, double *stack, int64_t u,
+// A single unit's goes to the singles. A group's units arrive in consecutive steps: each parks
+// its value in its slot of the group buffer (shared, [CAKE_NG_GROUP_UNITS][d]) and the last
+// one builds the group's aligned subtree from the slots (independent loads, a tree of
+// dependent depth three) as its leaf, so that seven steps in eight cost one shared store
+// (merging at every step held every warp's chunk lanes for a chain of loads and adds). Steps
+// of one CTA are ordered by the step barrier, whichever threads take the chunk sums.
+__device__ __forceinline__ void group_node(const cake_normgate_params &p, double *slots, int64_t u,
                                            int col, double v) {
   char *ws = static_cast<char *>(p.workspace);
   const int64_t grouped_units = p.det.groups * CAKE_NG_GROUP_UNITS;
@@ -122,16 +124,21 @@ __device__ __forceinline__ void group_node(const cake_normgate_params &p, double
     return;
   }
   const int k = static_cast<int>(u & (CAKE_NG_GROUP_UNITS - 1));
+  if (k != CAKE_NG_GROUP_UNITS - 1) {
+    slots[k * p.d + col] = v;
+    return;
+  }
+  double w[CAKE_NG_GROUP_UNITS];
 #pragma unroll
-  for (int l = 0; l < CAKE_NG_GROUP_UNITS_LOG2; ++l) {
-    if (((k >> l) & 1) == 0) {
-      stack[l * p.d + col] = v;
-      return;
-    }
-    v = __dadd_rn(stack[l * p.d + col], v);
+  for (int j = 0; j < CAKE_NG_GROUP_UNITS - 1; ++j) w[j] = slots[j * p.d + col];
+  w[CAKE_NG_GROUP_UNITS - 1] = v;
+#pragma unroll
+  for (int h = 1; h < CAKE_NG_GROUP_UNITS; h <<= 1) {  // adjacent pairs first
+#pragma unroll
+    for (int j = 0; j < CAKE_NG_GROUP_UNITS; j += 2 * h) w[j] = __dadd_rn(w[j], w[j + h]);
   }
   reinterpret_cast<double *>(ws)[cake_ng_colnode_index(u >> CAKE_NG_GROUP_UNITS_LOG2, p.d, col,
-                                                       p.det.leaf_span)] = v;
+                                                       p.det.leaf_span)] = w[0];
 }
 
 // Tuned programs (D = 64, 128, 256). Persistent grid. The rows are cut into units of one step
@@ -208,7 +215,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     return (j <= kStages + 1 || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x)
                                           : unit_ring[j % kRing];
   };
-  double *group_stack = reinterpret_cast<double *>(smem + lay.stack_offset);
+  double *group_slots = reinterpret_cast<double *>(smem + lay.slots_offset);
   unsigned held = 0;  // thread 0: the last fetched counter value, used one step (or ticket) later
   // Thread 0, grouped tree: this CTA's unit after `prev` (units past the end once its tickets
   // are). The next of a group's units, else the unit of the next ticket: the first
@@ -348,7 +355,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         // row tree or a column entry of the column tree.
         if (chunk_k == 0) {
           if constexpr (kGrouped) {
-            group_node(p, group_stack, u, chunk_col, c);
+            group_node(p, group_slots, u, chunk_col, c);
           } else {
             static_cast<double *>(p.workspace)[Cfg::kTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
                                                           : u * kD + chunk_col] = c;

@@ -190,7 +190,7 @@ static CAKE_HD inline int64_t cake_ng_coltree_words_offset(const cake_ng_coltree
 /* The grouped column tree (tree knob 2): the column tree's node writes and its read after the
  * walk both scale with the node count, so most units are handed out in aligned groups of
  * CAKE_NG_GROUP_UNITS: the CTA that takes a group walks its units in consecutive steps and
- * builds the group's aligned subtree on the way (a stack of partial sums in shared memory), one
+ * builds the group's aligned subtree (its units' values wait in shared memory for the last), one
  * node a group. Only the last units go out one by one, enough of them (CAKE_NG_GROUP_UNITS per
  * CTA) for the CTAs to finish together whatever group each was in when the groups ran out.
  * Handed out in ticket order: tickets [0, groups) are the groups (units [t G, t G + G)), the next
@@ -292,10 +292,10 @@ static CAKE_HD inline cake_ng_det_layout cake_ng_det_layout_of(int64_t rows, int
  *           the in-order chunk sums (two steps' buffers; the padding spreads the banks)
  *   words   64 bytes: a flag, then the ring's mbarriers (from 16)
  *   ring    the unit ring (int64 [stages + 2])
- *   stack   grouped tree only (tree 2), 16-byte aligned: the group stack FP64
- *           [CAKE_NG_GROUP_UNITS_LOG2][d] */
+ *   slots   grouped tree only (tree 2), 16-byte aligned: the group buffer FP64
+ *           [CAKE_NG_GROUP_UNITS][d] */
 typedef struct cake_ng_bwd_smem {
-  int32_t t_offset, words_offset, ring_offset, stack_offset, bytes;
+  int32_t t_offset, words_offset, ring_offset, slots_offset, bytes;
 } cake_ng_bwd_smem;
 
 static CAKE_HD inline cake_ng_bwd_smem cake_ng_bwd_smem_of(int32_t d, int32_t threads,
@@ -307,8 +307,8 @@ static CAKE_HD inline cake_ng_bwd_smem cake_ng_bwd_smem_of(int32_t d, int32_t th
   const int32_t step_chunks = step_rows / CAKE_NG_DW_CHUNK_ROWS;
   s.words_offset = s.t_offset + 2 * step_chunks * (CAKE_NG_DW_CHUNK_ROWS * d + 32 / (step_chunks > 0 ? step_chunks : 1)) * 4;
   s.ring_offset = s.words_offset + 64;
-  s.stack_offset = (int32_t)cake_ng_round_up(s.ring_offset + (stages + 2) * 8, 16);
-  s.bytes = tree == 2 ? s.stack_offset + CAKE_NG_GROUP_UNITS_LOG2 * d * 8 : s.ring_offset + (stages + 2) * 8;
+  s.slots_offset = (int32_t)cake_ng_round_up(s.ring_offset + (stages + 2) * 8, 16);
+  s.bytes = tree == 2 ? s.slots_offset + CAKE_NG_GROUP_UNITS * d * 8 : s.ring_offset + (stages + 2) * 8;
   return s;
 }
 

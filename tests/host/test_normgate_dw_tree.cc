@@ -59,8 +59,8 @@ double by_columns(const std::vector<double> &chunks, int64_t g, int64_t rows, in
 }
 
 // The grouped tree as the kernels build it (normgate_workspace.h, group_node and reduce_span in
-// normgate_dw.cuh): unit values (G chunks each); a group's units merged as a binary counter in
-// walk order; a leaf past the groups from its CAKE_NG_GROUP_UNITS singles (past the last +0);
+// normgate_dw.cuh): unit values (G chunks each); a group's units as their subtree; a leaf past
+// the groups from its CAKE_NG_GROUP_UNITS singles (past the last +0);
 // then the column tree's levels over the leaves.
 double by_groups(const std::vector<double> &chunks, int64_t g, int64_t rows, int d, int64_t grid) {
   const int64_t units = cake_ng_units(rows, g);
@@ -72,15 +72,8 @@ double by_groups(const std::vector<double> &chunks, int64_t g, int64_t rows, int
   const cake_ng_coltree t = cake_ng_leaves_of(rows, d, g);
   std::vector<double> leaves(t.units);
   for (int64_t i = 0; i < t.units; ++i) {
-    if (i < gr.groups) {
-      double stack[CAKE_NG_GROUP_UNITS_LOG2] = {};
-      for (int k = 0; k < CAKE_NG_GROUP_UNITS; ++k) {
-        double v = unit[i * CAKE_NG_GROUP_UNITS + k];
-        int l = 0;
-        for (; l < CAKE_NG_GROUP_UNITS_LOG2 && ((k >> l) & 1); ++l) v = stack[l] + v;
-        if (l < CAKE_NG_GROUP_UNITS_LOG2) stack[l] = v;
-        else leaves[i] = v;
-      }
+    if (i < gr.groups) {  // the group's units, adjacent pairs first
+      leaves[i] = tree(unit, i * CAKE_NG_GROUP_UNITS, CAKE_NG_GROUP_UNITS);
     } else {
       std::vector<double> singles(unit.begin() + gr.groups * CAKE_NG_GROUP_UNITS, unit.end());
       leaves[i] = tree(singles, (i - gr.groups) * CAKE_NG_GROUP_UNITS, CAKE_NG_GROUP_UNITS);
