@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Registers, stack and spills of every program in every image, from the -Xptxas -v reports
-that the build keeps beside each fatbin (build/fatbins/<image>.resources.txt).
+that the build keeps beside each fatbin (build/fatbins/<image>.resources.txt), and each
+program's SASS size (its .text section, from `cuobjdump -elf <image>.fatbin`; "-" where
+cuobjdump is missing or cannot read the image): a program run once per launch pays for code
+that does not stay in the SM's instruction caches.
 
   tools/resource-report.py build/fatbins            # markdown table on stdout
   tools/resource-report.py build/fatbins --check    # exit 1 if any program spills or uses stack
 """
 import pathlib
 import re
+import shutil
+import subprocess
 import sys
 
 
@@ -27,6 +32,24 @@ def parse(path):
     return {k: (regs[k],) + frames.get(k, (0, 0, 0)) for k in regs}
 
 
+def code_bytes(fatbin):
+    """{kernel: bytes of its .text section} of every SASS image in the fatbin ({} if unreadable)."""
+    tool = shutil.which("cuobjdump")
+    if tool is None or not fatbin.exists():
+        return {}
+    try:
+        out = subprocess.run([tool, "-elf", str(fatbin)], capture_output=True, text=True,
+                             timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    sizes = {}
+    for line in out.splitlines():  # section header: index offset size ... PROGBITS ... name
+        m = re.match(r"\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s.*PROGBITS.*\s\.text\.(\w+)\s*$", line)
+        if m:
+            sizes[m.group(2)] = int(m.group(1), 16)
+    return sizes
+
+
 def main():
     folder = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/fatbins")
     check = "--check" in sys.argv
@@ -35,12 +58,15 @@ def main():
         print(f"no *.resources.txt in {folder}", file=sys.stderr)
         return 1
     bad = []
-    print("| image | program (kernel) | registers | stack bytes | spill stores | spill loads |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    if not check:
+        print("| image | program (kernel) | registers | stack bytes | spill stores | spill loads | SASS bytes |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for rep in reports:
         image = rep.name.replace(".resources.txt", "")
+        sizes = {} if check else code_bytes(rep.with_name(image + ".fatbin"))
         for kernel, (r, stack, st, ld) in sorted(parse(rep).items()):
-            print(f"| {image} | {kernel} | {r} | {stack} | {st} | {ld} |")
+            if not check:
+                print(f"| {image} | {kernel} | {r} | {stack} | {st} | {ld} | {sizes.get(kernel, '-')} |")
             if stack or st or ld:
                 bad.append(f"{image}: {kernel} stack {stack} spill stores {st} loads {ld}")
     if check and bad:
