@@ -150,10 +150,15 @@ static CAKE_HD inline int64_t cake_ng_collevel_nodes(int64_t units, int level) {
   return cake_ng_nodes_above(units, CAKE_NG_COLUMN_SPAN, level);
 }
 
+/* Units of a call of the tuned programs (units of chunks_per_unit chunks). */
+static CAKE_HD inline int64_t cake_ng_units(int64_t rows, int64_t chunks_per_unit) {
+  return (cake_ng_chunks(rows) + chunks_per_unit - 1) / chunks_per_unit;
+}
+
 static CAKE_HD inline cake_ng_coltree cake_ng_coltree_of(int64_t rows, int32_t d,
                                                          int64_t chunks_per_unit) {
   cake_ng_coltree t;
-  t.units = (cake_ng_chunks(rows) + chunks_per_unit - 1) / chunks_per_unit;
+  t.units = cake_ng_units(rows, chunks_per_unit);
   t.d = d;
   t.levels = 1;
   while (cake_ng_collevel_nodes(t.units, t.levels - 1) > CAKE_NG_COLUMN_SPAN) ++t.levels;
@@ -218,11 +223,6 @@ static CAKE_HD inline cake_ng_grouping cake_ng_grouping_of(int64_t units, int64_
   g.groups = units > want ? (units - want) / CAKE_NG_GROUP_UNITS : 0;
   g.singles = units - g.groups * CAKE_NG_GROUP_UNITS; /* < want + G <= CAKE_NG_SINGLES_MAX */
   return g;
-}
-
-/* Units of a call of the tuned programs (units of chunks_per_unit chunks). */
-static CAKE_HD inline int64_t cake_ng_units(int64_t rows, int64_t chunks_per_unit) {
-  return (cake_ng_chunks(rows) + chunks_per_unit - 1) / chunks_per_unit;
 }
 
 /* The grouped tree's leaves: the column tree with a group a node. */
