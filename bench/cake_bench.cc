@@ -64,6 +64,9 @@ struct Options {
   std::vector<int> packages = {0, 1};
   std::string program;           // forced program for every call it serves
   std::string ab_program[2];     // --ab-programs A,B
+  // B's program: --ab-programs' second, or with --ab-libs the forced --program (one program,
+  // two builds).
+  const std::string &program_b() const { return ab_program[0].empty() ? program : ab_program[1]; }
   std::string ab_lib[2];         // --ab-libs A,B
   std::string lib;               // libcake.so to load
   std::string json;              // --json FILE
@@ -93,7 +96,8 @@ void usage() {
       "  --package P             det | nondet | both (default both)\n"
       "  --program NAME          force NAME for every call of an op that it serves\n"
       "  --ab-programs A,B       interleaved A/B of two forced programs (ratio = A us / B us)\n"
-      "  --ab-libs PATH_A,PATH_B interleaved A/B of two builds of libcake.so\n"
+      "  --ab-libs PATH_A,PATH_B interleaved A/B of two builds of libcake.so (with --program:\n"
+      "                          that program in both)\n"
       "  --routing               routing check: every serving program vs the routed one\n"
       "  --sw-eager              swiglu: time eager launches (CUPTI kernel time), not graphs\n"
       "  --no-limit              skip the streaming limit line\n"
@@ -784,7 +788,7 @@ void Bench::normgate_shape(const NgShape &s) {
       const std::string &prog_a = o_.ab_program[0].empty() ? o_.program : o_.ab_program[0];
       bool ok = has && build(lib_a_, prog_a, &calls_a, &label_a, &err);
       if (!has) err = "not in this build (" + lib_a_.missing() + ")";
-      if (ok && o_.ab_mode()) ok = build(lib_b, o_.ab_program[1], &calls_b, &label_b, &err);
+      if (ok && o_.ab_mode()) ok = build(lib_b, o_.program_b(), &calls_b, &label_b, &err);
       // Probe: one eager run of every call, checked, before anything is timed.
       if (ok) err = wl.fresh_inputs(next_seed(), timer_.stream());
       if (ok && err.empty()) {
@@ -1014,7 +1018,7 @@ void Bench::swiglu_shape(const SwShape &s) {
       la.call = wl.call(lib_a_, f, prog_a.empty() ? nullptr : prog_a.c_str());
     }
     if (ok && o_.ab_mode()) {
-      const std::string &pb = o_.ab_program[1];
+      const std::string &pb = o_.program_b();
       label_b = wl.query(lib_b, f, pb.empty() ? nullptr : pb.c_str(), &err);
       ok = !label_b.empty();
       lb.call = wl.call(lib_b, f, pb.empty() ? nullptr : pb.c_str());

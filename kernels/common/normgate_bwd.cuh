@@ -376,8 +376,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       leaves.singles_span = p.det.singles_span;
       leaves.singles_count = p.det.singles;
       leaves.groups = p.det.groups;
-      reduce_column_tree<kThreads>(p, cake_ng_leaves_of(p.rows, kD, kStepChunks), ticket,
-                                   reinterpret_cast<double *>(tbuf), leaves);
+      reduce_column_tree<kThreads, true>(p, cake_ng_leaves_of(p.rows, kD, kStepChunks), ticket,
+                                         reinterpret_cast<double *>(tbuf), leaves);
     } else if constexpr (Cfg::kTree) {
       reduce_column_tree<kThreads>(p, cake_ng_coltree_of(p.rows, kD, kStepChunks), ticket,
                                    reinterpret_cast<double *>(tbuf));

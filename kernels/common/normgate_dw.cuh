@@ -329,7 +329,7 @@ __device__ __forceinline__ double grouped_run_tree(double *node, int64_t base, i
 
 // With `grouped` (the grouped tree's level 0; plain levels pass none), a span that reaches
 // past the stored leaves builds those from the singles as it reads (grouped_run_tree).
-template <int kThreads>
+template <int kThreads, bool kGrouped = false>
 __device__ __forceinline__ double reduce_span(double *level, const cake_ng_collevel &lv, int d,
                                               int col, int64_t first, double *scratch,
                                               const GroupedLeaves grouped = GroupedLeaves()) {
@@ -344,7 +344,7 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
   while (run < kMaxRun && int64_t(run) * kThreads < count - first) run <<= 1;
   const int64_t base = first + int64_t(tid) * run;
   double r = 0.0;
-  if (grouped.singles == nullptr || grouped.groups >= span_end) {  // every node stored
+  if constexpr (!kGrouped) {  // every node stored
     if (base < count) {
       double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(base, d, col, lv.span));
       switch (run) {
@@ -355,8 +355,8 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
         default: r = run_tree<kMaxRun>(at, base, count); break;
       }
     }
-  } else {  // CTA-uniform
-    const int64_t stored = grouped.groups;
+  } else {  // every leaf past min(groups, span end) built (none where the groups cover the span)
+    const int64_t stored = min(grouped.groups, span_end);
     double *node = level + cake_ng_colnode_index(min(base, count - 1), d, col, lv.span);
     double *singles = grouped.singles + col * grouped.singles_span;
     double *built = scratch + 32;
@@ -472,20 +472,14 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
   if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
 }
 
-// Tuned backward programs, deterministic package, after the walk (every level-0 node of the
-// column tree written, normgate_workspace.h): after a grid barrier, while a level has more
-// than CAKE_NG_COLUMN_SPAN nodes the CTAs build the next, a (column, span) a CTA, and after
-// one more barrier reduce the last level's columns into dw, a column a CTA. At up to 2^14
-// units (10^6 rows at D = 128) that is one barrier and one contiguous read of each column.
-// `words`: [1] unit counter, [2 + b] grid barrier b; the last CTA to leave the last barrier
-// resets what is still set. Every thread calls this; `scratch` holds a double a warp.
-// The grouped tree (normgate_workspace.h) is this with `grouped` set: its level 0 is the
-// leaves, those past the groups built from the singles as they are read.
+// More than one level (more than 2^14 level-0 nodes: millions of rows): the levels between grid
+// barriers, then the last one into dw. Out of line, so that the one-level tail every common size
+// takes stays short and straight: it runs once a launch, cold, and the warps wait for its
+// instructions (Nsight Compute, docs/performance.md session 10).
 template <int kThreads>
-__device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p,
-                                                   const cake_ng_coltree &t, unsigned *words,
-                                                   double *scratch,
-                                                   const GroupedLeaves grouped = GroupedLeaves()) {
+__device__ __noinline__ void reduce_column_levels(const cake_normgate_params &p, const cake_ng_coltree t,
+                                                  unsigned *words, double *scratch,
+                                                  const GroupedLeaves grouped) {
   char *ws = static_cast<char *>(p.workspace);
   int level = 0, b = 0;
   for (; level + 1 < t.levels; ++level) {
@@ -497,8 +491,10 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
     for (int64_t item = blockIdx.x; item < up.nodes * p.d; item += gridDim.x) {
       const int col = static_cast<int>(item / up.nodes);
       const int64_t parent = item % up.nodes;
-      const double r = reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch,
-                                             level == 0 ? grouped : GroupedLeaves());
+      const double r =
+          level == 0 && grouped.singles != nullptr
+              ? reduce_span<kThreads, true>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch, grouped)
+              : reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
       if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, p.d, col, up.span)] = r;
     }
   }
@@ -507,10 +503,39 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
   for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
-    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch, level == 0 ? grouped : GroupedLeaves());
+    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch);
     if (threadIdx.x == 0) store_dw(p, col, r);
   }
   if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
+}
+
+// Tuned backward programs, deterministic package, after the walk (every level-0 node of the
+// column tree written, normgate_workspace.h): after a grid barrier, while a level has more
+// than CAKE_NG_COLUMN_SPAN nodes the CTAs build the next, a (column, span) a CTA, and after
+// one more barrier reduce the last level's columns into dw, a column a CTA. At up to 2^14
+// units (10^6 rows at D = 128) that is one barrier and one contiguous read of each column.
+// `words`: [1] unit counter, [2 + b] grid barrier b; the last CTA to leave the last barrier
+// resets what is still set. Every thread calls this; `scratch` holds a double a warp (and, for
+// the grouped tree, the leaves it builds). kGrouped: the grouped tree, whose level 0 is the
+// leaves, those past the groups built from the singles as they are read (`grouped`).
+template <int kThreads, bool kGrouped = false>
+__device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p,
+                                                   const cake_ng_coltree &t, unsigned *words,
+                                                   double *scratch,
+                                                   const GroupedLeaves grouped = GroupedLeaves()) {
+  if (t.levels > 1) {
+    reduce_column_levels<kThreads>(p, t, words, scratch, grouped);
+    return;
+  }
+  tree_barrier(words, 0);
+  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, 0) : 0u;
+  const cake_ng_collevel top = cake_ng_collevel_of(&t, 0);
+  double *src = reinterpret_cast<double *>(static_cast<char *>(p.workspace) + top.node_offset);
+  for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
+    const double r = reduce_span<kThreads, kGrouped>(src, top, p.d, col, 0, scratch, grouped);
+    if (threadIdx.x == 0) store_dw(p, col, r);
+  }
+  if (threadIdx.x == 0) reset_after_leaving(words, 0, left);
 }
 
 // Non-deterministic package. Each CTA adds its FP64 column sums into the workspace accumulator
