@@ -21,17 +21,31 @@ __device__ __forceinline__ uint16_t double_to_bf16_rn(double v) {
 
 // dw[col] = round(sum) or round(dw[col] + sum). The +0.0 makes an exact zero +0 whatever the
 // tree's padding, so the bits never depend on how the tree was cut.
-__device__ __forceinline__ void store_dw(const cake_normgate_params &p, int col, double sum) {
+// Where dw goes: what store_dw reads of the parameters, as values, for code that must not
+// take the parameters' address (an out-of-line callee would read every field through a
+// generic pointer).
+struct DwTarget {
+  void *dw;
+  int f32, accumulate;
+};
+__device__ __forceinline__ DwTarget dw_target(const cake_normgate_params &p) {
+  return DwTarget{p.dw, p.dw_f32 ? 1 : 0, (p.dw_flags & kDwAccumulate) ? 1 : 0};
+}
+
+__device__ __forceinline__ void store_dw(const DwTarget &t, int col, double sum) {
   double v = sum + 0.0;
-  if (p.dw_f32) {
-    float *dw = static_cast<float *>(p.dw);
-    if (p.dw_flags & kDwAccumulate) v += static_cast<double>(dw[col]);
-    dw[col] = __double2float_rn(v);
+  if (t.f32) {  // global accesses (t.dw may come through an out-of-line call: no space known)
+    float *dw = static_cast<float *>(t.dw);
+    if (t.accumulate) v += static_cast<double>(__ldcg(dw + col));
+    __stcg(dw + col, __double2float_rn(v));
   } else {
-    uint16_t *dw = static_cast<uint16_t *>(p.dw);
-    if (p.dw_flags & kDwAccumulate) v += static_cast<double>(__uint_as_float(uint32_t(dw[col]) << 16));
-    dw[col] = double_to_bf16_rn(v);
+    unsigned short *dw = static_cast<unsigned short *>(t.dw);
+    if (t.accumulate) v += static_cast<double>(__uint_as_float(uint32_t(__ldcg(dw + col)) << 16));
+    __stcg(dw + col, static_cast<unsigned short>(double_to_bf16_rn(v)));
   }
+}
+__device__ __forceinline__ void store_dw(const cake_normgate_params &p, int col, double sum) {
+  store_dw(dw_target(p), col, sum);
 }
 
 __device__ __forceinline__ double *tree_node(const cake_normgate_params &p, const cake_ng_level &l,
@@ -209,7 +223,7 @@ __device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t c
       const int j = s * kSub + k;  // node base + j
       const bool in = base + j < count;
       const double2 w = in ? __ldcg(run + j / 2) : make_double2(0.0, 0.0);
-      if (in) run[j / 2] = make_double2(0.0, 0.0);
+      if (in) __stcg(run + j / 2, make_double2(0.0, 0.0));  // global (STG), not generic
       u[k] = w.x;
       u[k + 1] = base + j + 1 < count ? w.y : 0.0;
     }
@@ -260,12 +274,12 @@ __device__ __forceinline__ void load_stored(double *node, int64_t base, int64_t 
     u[j + 1] = 0.0;
     if (i + 1 < stored) {
       const double2 w = __ldcg(reinterpret_cast<double2 *>(node + j));
-      reinterpret_cast<double2 *>(node + j)[0] = make_double2(0.0, 0.0);
+      __stcg(reinterpret_cast<double2 *>(node + j), make_double2(0.0, 0.0));
       u[j] = w.x;
       u[j + 1] = w.y;
     } else if (i < stored) {
       u[j] = __ldcg(node + j);
-      node[j] = 0.0;
+      __stcg(node + j, 0.0);
     }
   }
 }
@@ -434,7 +448,7 @@ __device__ __forceinline__ void reduce_column(const cake_normgate_params &p, con
     static_assert(kColumnRun == 2, "the runs below");
     v = run == 1 ? tree_sum<1>(first, lv.nodes, p.d, base)  // adjacent pairs first
                  : tree_sum<2>(first, lv.nodes, p.d, base);
-    for (int64_t k = base; k < base + run && k < lv.nodes; ++k) first[k * p.d] = 0.0;
+    for (int64_t k = base; k < base + run && k < lv.nodes; ++k) __stcg(first + k * p.d, 0.0);
   }
   scratch[tid] = v;
   for (int h = 1; h < active; h <<= 1) {
@@ -477,10 +491,10 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
 // takes stays short and straight: it runs once a launch, cold, and the warps wait for its
 // instructions (Nsight Compute, docs/performance.md session 10).
 template <int kThreads>
-__device__ __noinline__ void reduce_column_levels(const cake_normgate_params &p, const cake_ng_coltree t,
-                                                  unsigned *words, double *scratch,
-                                                  const GroupedLeaves grouped) {
-  char *ws = static_cast<char *>(p.workspace);
+__device__ __noinline__ void reduce_column_levels(const DwTarget out, void *workspace, int d,
+                                                  const cake_ng_coltree t, unsigned *words,
+                                                  double *scratch, const GroupedLeaves grouped) {
+  char *ws = static_cast<char *>(workspace);
   int level = 0, b = 0;
   for (; level + 1 < t.levels; ++level) {
     tree_barrier(words, b++);
@@ -488,23 +502,23 @@ __device__ __noinline__ void reduce_column_levels(const cake_normgate_params &p,
     const cake_ng_collevel up = cake_ng_collevel_of(&t, level + 1);
     double *src = reinterpret_cast<double *>(ws + here.node_offset);
     double *dst = reinterpret_cast<double *>(ws + up.node_offset);
-    for (int64_t item = blockIdx.x; item < up.nodes * p.d; item += gridDim.x) {
+    for (int64_t item = blockIdx.x; item < up.nodes * d; item += gridDim.x) {
       const int col = static_cast<int>(item / up.nodes);
       const int64_t parent = item % up.nodes;
       const double r =
           level == 0 && grouped.singles != nullptr
-              ? reduce_span<kThreads, true>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch, grouped)
-              : reduce_span<kThreads>(src, here, p.d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
-      if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, p.d, col, up.span)] = r;
+              ? reduce_span<kThreads, true>(src, here, d, col, parent * CAKE_NG_COLUMN_SPAN, scratch, grouped)
+              : reduce_span<kThreads>(src, here, d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
+      if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, d, col, up.span)] = r;
     }
   }
   tree_barrier(words, b++);
   const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b - 1) : 0u;
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
-  for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
-    const double r = reduce_span<kThreads>(src, top, p.d, col, 0, scratch);
-    if (threadIdx.x == 0) store_dw(p, col, r);
+  for (int col = blockIdx.x; col < d; col += gridDim.x) {
+    const double r = reduce_span<kThreads>(src, top, d, col, 0, scratch);
+    if (threadIdx.x == 0) store_dw(out, col, r);
   }
   if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
 }
@@ -524,7 +538,7 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
                                                    double *scratch,
                                                    const GroupedLeaves grouped = GroupedLeaves()) {
   if (t.levels > 1) {
-    reduce_column_levels<kThreads>(p, t, words, scratch, grouped);
+    reduce_column_levels<kThreads>(dw_target(p), p.workspace, p.d, t, words, scratch, grouped);
     return;
   }
   tree_barrier(words, 0);
