@@ -488,8 +488,9 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
 
 // More than one level (more than 2^14 level-0 nodes: millions of rows): the levels between grid
 // barriers, then the last one into dw. Out of line, so that the one-level tail every common size
-// takes stays short and straight: it runs once a launch, cold, and the warps wait for its
-// instructions (Nsight Compute, docs/performance.md session 10).
+// takes stays short and straight (the grouped tree 2-4% faster up to 7684x48 than with one
+// tail for both, docs/performance.md session 11). Parameters by value: their address taken
+// here made every parameter read of the tail a generic load (another 1-4%).
 template <int kThreads>
 __device__ __noinline__ void reduce_column_levels(const DwTarget out, void *workspace, int d,
                                                   const cake_ng_coltree t, unsigned *words,
