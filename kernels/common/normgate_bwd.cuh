@@ -78,12 +78,14 @@ __device__ __forceinline__ float mean_of(float sum, float inv_d) {
   return __fadd_rn(__fmul_rn(sum, inv_d), 0.0f);
 }
 
-// One row's backward for one lane's 8 columns: dx, dz stored, t = a*n returned (+0 for rows
+// One row's backward for one lane's 8 columns: dx, dz stored at dx_at, dz_at (the lane's
+// columns of the row) when the row is valid, t = a*n returned (the caller zeroes it for rows
 // past the end).
 template <int kLanes>
-__device__ __forceinline__ void row_backward(const cake_normgate_params &p, int64_t row, bool valid,
-                                             int lane, uint4 xv, uint4 zv, uint4 dv,
-                                             const float (&wf)[8], float inv_d, float (&t)[8]) {
+__device__ __forceinline__ void row_backward(const cake_normgate_params &p, uint16_t *dx_at,
+                                             uint16_t *dz_at, bool valid, uint4 xv, uint4 zv,
+                                             uint4 dv, const float (&wf)[8], float inv_d,
+                                             float (&t)[8]) {
   float xf[8], zf[8], dyf[8], dxf[8], dzf[8];
   unpack8(xv, xf);
   unpack8(zv, zf);
@@ -101,11 +103,9 @@ __device__ __forceinline__ void row_backward(const cake_normgate_params &p, int6
     grad_out<true>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
   }
   if (valid) {
-    store16<kStoreStreaming>(p.dx + row * p.dx_stride + lane * 8, pack8(dxf));
-    store16<kStoreStreaming>(p.dz + row * p.dz_stride + lane * 8, pack8(dzf));
+    store16<kStoreStreaming>(dx_at, pack8(dxf));
+    store16<kStoreStreaming>(dz_at, pack8(dzf));
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
 }
 
 // Grouped tree (normgate_workspace.h): unit u's node (its subtree's value v for column col).
@@ -210,10 +210,16 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   // Without dw there is no workspace and so no counter: grid-strided.
   // The grouped tree (normgate_workspace.h) takes every unit from the ring: thread 0 expands
   // tickets into units (a group's in consecutive steps), the first kStages + 1 tickets static.
-  auto unit_of = [&](int64_t j) -> int64_t {
-    if (kGrouped && want_dw) return unit_ring[j % kRing];
-    return (j <= kStages + 1 || !want_dw) ? blockIdx.x + j * int64_t(gridDim.x)
-                                          : unit_ring[j % kRing];
+  // Step counts and ring slots are 32-bit and advanced by increments, never divided: a 64-bit
+  // `j % kRing` and `j / kStages` a step were about 90 of a warp's 406 instructions a step
+  // (Nsight Compute, session 11 run 3). A CTA walks far fewer than 2^31 steps (a unit is at
+  // least 64 rows of at least 128 bytes in each of five tensors).
+  auto slot_after = [](int slot, int k) {  // (j + k) % kRing from slot = j % kRing, k < kRing
+    return slot + k >= kRing ? slot + k - kRing : slot + k;
+  };
+  auto unit_of = [&](int j, int slot) -> int64_t {
+    if (kGrouped && want_dw) return unit_ring[slot];
+    return (j <= kStages + 1 || !want_dw) ? blockIdx.x + int64_t(j) * gridDim.x : unit_ring[slot];
   };
   double *group_slots = reinterpret_cast<double *>(smem + lay.slots_offset);
   unsigned held = 0;  // thread 0: the last fetched counter value, used one step (or ticket) later
@@ -257,8 +263,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     mbar_init_fence();
   }
   __syncthreads();
-  auto issue = [&](int64_t step, int stage) {
-    const int64_t u = unit_of(step);
+  auto issue = [&](int step, int slot, int stage) {
+    const int64_t u = unit_of(step, slot);
     uint4 *st = ring + stage * kStageVecs;
     if (bulk) {
       if (tid == 0 && u < units) {
@@ -287,10 +293,17 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     cp_async_commit();  // possibly empty: the group count stays uniform
   };
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+  for (int s = 0; s < kStages - 1; ++s) issue(s, s, s);
 
   float wf[8];
   unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+  int64_t dx_off[kR], dz_off[kR];  // this thread's columns of its rows, from a step's first row
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    const int64_t in_step = r * kGroups + group;
+    dx_off[r] = in_step * p.dx_stride + lane * 8;
+    dz_off[r] = in_step * p.dz_stride + lane * 8;
+  }
   const float inv_d = inverse_width(kD);
   // Where the CTA has twice the chunk threads' count, the lower and the upper half take the
   // chunk sums of alternate steps, so that every warp waits as long at the step's barrier.
@@ -301,27 +314,42 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const bool chunk_thread = want_dw && (kAlternate ? chunk_half < 2 : tid < kChunkItems);
   double part = 0.0;     // non-deterministic: FP64 sum of this thread's chunk sums
 
-  int stage = 0;
-  int64_t i = 0;  // steps walked
-  for (;; ++i) {
-    const int64_t u = unit_of(i);
+  int stage = 0;      // i % kStages
+  unsigned phase = 0;  // (i / kStages) & 1: the stage's use count, its mbarrier's parity
+  int slot = 0;        // i % kRing
+  int i = 0;           // steps walked
+  for (;; ++i, slot = slot_after(slot, 1)) {
+    const int64_t u = unit_of(i, slot);
     if (u >= units) break;  // CTA-uniform: fetched ids only grow
-    issue(i + kStages - 1, stage == 0 ? kStages - 1 : stage - 1);
+    issue(i + kStages - 1, slot_after(slot, kStages - 1), stage == 0 ? kStages - 1 : stage - 1);
     if (bulk) {
-      mbar_wait(&bars[stage], static_cast<unsigned>((i / kStages) & 1));  // the stage's use count
+      mbar_wait(&bars[stage], phase);
     } else {
       cp_async_wait<kStages - 1>();
     }
     const uint4 *st = ring + stage * kStageVecs;
-    stage = stage + 1 == kStages ? 0 : stage + 1;
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+    // The step's rows start at row0: one uniform 64-bit product a tensor and step, the rows'
+    // offsets from it fixed per thread (dx_off, dz_off).
+    const int64_t row0 = u * kStepRows;
+    uint16_t *const dx0 = p.dx + row0 * p.dx_stride;
+    uint16_t *const dz0 = p.dz + row0 * p.dz_stride;
+    const int rows_here = static_cast<int>(min(int64_t(kStepRows), p.rows - row0));
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int in_step = r * kGroups + group;
-      const int64_t row = u * kStepRows + in_step;
+      const bool valid = in_step < rows_here;
       const uint4 *v = st + in_step * kLanes + lane;
       float t[8];
-      row_backward<kLanes>(p, row, row < p.rows, lane, v[0], v[kTensorVecs], v[2 * kTensorVecs],
-                           wf, inv_d, t);
+      row_backward<kLanes>(p, dx0 + dx_off[r], dz0 + dz_off[r], valid, v[0], v[kTensorVecs],
+                           v[2 * kTensorVecs], wf, inv_d, t);
+      if (rows_here < kStepRows) {  // the last unit: rows past the end add +0
+#pragma unroll
+        for (int k = 0; k < 8; ++k) t[k] = valid ? t[k] : 0.0f;
+      }
       if (want_dw) {
         float4 *dst = reinterpret_cast<float4 *>(tbuf + (i & 1) * kTBuf +
                                                  (in_step / kChunk) * kTChunk +
@@ -336,9 +364,9 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     __syncthreads();
     if (want_dw && tid == 0) {  // the unit of step i + kStages + 1 (fetched last step)
       if constexpr (kGrouped) {
-        unit_ring[(i + kStages + 1) % kRing] = next_unit(unit_ring[(i + kStages) % kRing]);
+        unit_ring[slot_after(slot, kStages + 1)] = next_unit(unit_ring[slot_after(slot, kStages)]);
       } else {
-        if (i >= 1) unit_ring[(i + kStages + 1) % kRing] = dynamic_base + held;
+        if (i >= 1) unit_ring[slot_after(slot, kStages + 1)] = dynamic_base + held;
         held = atomicAdd(unit_counter, 1u);
       }
     }

@@ -486,6 +486,25 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
   if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
 }
 
+// The column tree's last level into dw, after grid barrier b: a column a CTA, one contiguous
+// read of its span; the last CTA to leave the barrier resets what is still set. The end of both
+// tails (one level, inline; more, out of line). kGrouped: the last level is the grouped tree's
+// leaves (one level only), those past the groups built from the singles as they are read.
+template <int kThreads, bool kGrouped>
+__device__ __forceinline__ void reduce_top(const DwTarget &out, char *ws, int d,
+                                           const cake_ng_coltree &t, int level, unsigned *words,
+                                           int b, double *scratch, const GroupedLeaves &grouped) {
+  tree_barrier(words, b);
+  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b) : 0u;
+  const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
+  double *src = reinterpret_cast<double *>(ws + top.node_offset);
+  for (int col = blockIdx.x; col < d; col += gridDim.x) {
+    const double r = reduce_span<kThreads, kGrouped>(src, top, d, col, 0, scratch, grouped);
+    if (threadIdx.x == 0) store_dw(out, col, r);
+  }
+  if (threadIdx.x == 0) reset_after_leaving(words, b, left);
+}
+
 // More than one level (more than 2^14 level-0 nodes: millions of rows): the levels between grid
 // barriers, then the last one into dw. Out of line, so that the one-level tail every common size
 // takes stays short and straight (the grouped tree 2-4% faster up to 7684x48 than with one
@@ -513,15 +532,7 @@ __device__ __noinline__ void reduce_column_levels(const DwTarget out, void *work
       if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, d, col, up.span)] = r;
     }
   }
-  tree_barrier(words, b++);
-  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b - 1) : 0u;
-  const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
-  double *src = reinterpret_cast<double *>(ws + top.node_offset);
-  for (int col = blockIdx.x; col < d; col += gridDim.x) {
-    const double r = reduce_span<kThreads>(src, top, d, col, 0, scratch);
-    if (threadIdx.x == 0) store_dw(out, col, r);
-  }
-  if (threadIdx.x == 0) reset_after_leaving(words, b - 1, left);
+  reduce_top<kThreads, false>(out, ws, d, t, level, words, b, scratch, grouped);
 }
 
 // Tuned backward programs, deterministic package, after the walk (every level-0 node of the
@@ -542,15 +553,8 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
     reduce_column_levels<kThreads>(dw_target(p), p.workspace, p.d, t, words, scratch, grouped);
     return;
   }
-  tree_barrier(words, 0);
-  const unsigned left = threadIdx.x == 0 ? leave_barrier(words, 0) : 0u;
-  const cake_ng_collevel top = cake_ng_collevel_of(&t, 0);
-  double *src = reinterpret_cast<double *>(static_cast<char *>(p.workspace) + top.node_offset);
-  for (int col = blockIdx.x; col < p.d; col += gridDim.x) {
-    const double r = reduce_span<kThreads, kGrouped>(src, top, p.d, col, 0, scratch, grouped);
-    if (threadIdx.x == 0) store_dw(p, col, r);
-  }
-  if (threadIdx.x == 0) reset_after_leaving(words, 0, left);
+  reduce_top<kThreads, kGrouped>(dw_target(p), static_cast<char *>(p.workspace), p.d, t, 0, words,
+                                 0, scratch, grouped);
 }
 
 // Non-deterministic package. Each CTA adds its FP64 column sums into the workspace accumulator
