@@ -210,7 +210,7 @@ __device__ __forceinline__ void grid_barrier(unsigned *counter) {
 
 // One thread's run of kRun contiguous nodes from `run` (node `base`; those past `count` +0,
 // and the pad after an odd count is +0 already): its subtree, adjacent pairs first, loaded
-// kSub at a time; the nodes read are zeroed.
+// kSub at a time; the nodes read are zeroed after every load (warp_chunk_tree says why).
 template <int kRun>
 __device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t count) {
   constexpr int kSub = kRun < 8 ? kRun : 8;
@@ -221,9 +221,7 @@ __device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t c
 #pragma unroll
     for (int k = 0; k < kSub; k += 2) {
       const int j = s * kSub + k;  // node base + j
-      const bool in = base + j < count;
-      const double2 w = in ? __ldcg(run + j / 2) : make_double2(0.0, 0.0);
-      if (in) __stcg(run + j / 2, make_double2(0.0, 0.0));  // global (STG), not generic
+      const double2 w = base + j < count ? __ldcg(run + j / 2) : make_double2(0.0, 0.0);
       u[k] = w.x;
       u[k + 1] = base + j + 1 < count ? w.y : 0.0;
     }
@@ -239,7 +237,89 @@ __device__ __forceinline__ double run_tree(double2 *run, int64_t base, int64_t c
 #pragma unroll
     for (int k = 0; k < kRun / kSub; k += 2 * w) v[k] = __dadd_rn(v[k], v[k + w]);
   }
+#pragma unroll
+  for (int j = 0; j < kRun; j += 2) {
+    if (base + j < count) __stcg(run + j / 2, make_double2(0.0, 0.0));  // global (STG), not generic
+  }
   return v[0];
+}
+
+// warp_pairs_tree's halving: at lane bit kS, a lane holding kC pair sums keeps those whose
+// index bit matches its lane bit, adds its partner's of the same index, and holds kC / 2.
+// Template steps, so that every index is a constant (a runtime loop put v in local memory).
+template <int kC, int kS, int kN>
+__device__ __forceinline__ void halve_pairs(double (&v)[kN], int lane) {
+  if constexpr (kC > 1) {
+    const bool odd = (lane >> kS) & 1;
+#pragma unroll
+    for (int i = 0; i < kC / 2; ++i) {
+      const double even_v = v[2 * i], odd_v = v[2 * i + 1];
+      v[i] = __dadd_rn(odd ? odd_v : even_v,
+                       __shfl_xor_sync(0xffffffffu, odd ? even_v : odd_v, 1 << kS));
+    }
+    halve_pairs<kC / 2, kS + 1>(v, lane);
+  }
+}
+
+// A warp's chunk of 64 * kV contiguous nodes from node `first` (`chunk` its first pair; those
+// past `count` +0): the chunk's subtree, adjacent pairs first, in every lane: the same tree as
+// 32 lanes each taking a run of 2 * kV nodes (run_tree) and xor-shuffles across the lanes, but
+// read so that a warp's 16-byte loads are 512 contiguous bytes (lane l takes pairs 32k + l).
+// With lane-strided runs a warp's load touched 32 lines, and the column tree's tail took up to
+// 21 us at 16384x48 (session 12 run 3). The levels over the lane bits come first: kV - 1
+// shuffles halve the lane's values while they combine lane bits 0 .. log2(kV) - 1 (each lane
+// keeps the pairs whose index bit matches its lane bit and receives its partner's), plain
+// xor-shuffles combine the lane bits above, and xor-shuffles over the bits the halving left in
+// the lane (pair k's sum sits in the lanes with l % kV == k) combine the pairs. a + b and b + a
+// are the same bits, so either lane of a pair may add.
+template <int kV>
+__device__ __forceinline__ double warp_pairs_tree(double2 *chunk, int64_t first, int64_t count) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  double v[kV];
+#pragma unroll
+  for (int k = 0; k < kV; ++k) {
+    const int64_t j = first + 2 * (32 * k + lane);  // the pair's first node
+    const bool in = j < count;
+    const double2 w = in ? __ldcg(chunk + 32 * k + lane) : make_double2(0.0, 0.0);
+    v[k] = __dadd_rn(w.x, j + 1 < count ? w.y : 0.0);
+  }
+  halve_pairs<kV, 0>(v, lane);
+  double r = v[0];
+#pragma unroll
+  for (int h = kV; h < 32; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+#pragma unroll
+  for (int h = 1; h < kV; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+  return r;
+}
+
+// warp_pairs_tree over any chunk: one of more than 64 * kMaxV nodes is taken as its two halves
+// (the same tree's top level), so that a lane holds at most kMaxV pair sums: 16 spilled in the
+// 512-thread programs, and the out-of-line levels keep fewer still (their registers count
+// against the caller's).
+template <int kV, int kMaxV>
+__device__ __forceinline__ double warp_chunk_sum(double2 *chunk, int64_t first, int64_t count) {
+  if constexpr (kV > kMaxV) {
+    const double left = warp_chunk_sum<kV / 2, kMaxV>(chunk, first, count);
+    return __dadd_rn(left, warp_chunk_sum<kV / 2, kMaxV>(chunk + 16 * kV, first + 32 * kV, count));
+  } else {
+    return warp_pairs_tree<kV>(chunk, first, count);
+  }
+}
+
+// The chunk's subtree, then its nodes zeroed: every store after every load, since a load
+// issued behind this thread's stores to the same region waited for them (a column read with
+// the zeroing between its loads was serial, about 1 us a load: the tail's 2.4 / 9.4 / 21 us
+// at 3534 / 7684 / 16384 x 48 grew with the run length, not the bytes; session 12 run 3).
+template <int kV, int kMaxV = 8>
+__device__ __forceinline__ double warp_chunk_tree(double2 *chunk, int64_t first, int64_t count) {
+  static_assert(kV >= 1 && kV <= 16 && (kV & (kV - 1)) == 0, "pairs a lane");
+  const double r = warp_chunk_sum<kV, kMaxV>(chunk, first, count);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+#pragma unroll
+  for (int k = 0; k < kV; ++k) {
+    if (first + 2 * (32 * k + lane) < count) __stcg(chunk + 32 * k + lane, make_double2(0.0, 0.0));
+  }
+  return r;
 }
 
 // The grouped tree's level 0 (normgate_workspace.h): leaves below `groups` are stored nodes;
@@ -263,8 +343,9 @@ __device__ __forceinline__ void build_leaves(double *singles, int64_t singles_co
   }
 }
 
-// kRun leaves from `base` (node: leaf base's slot) into u: stored ones (below `stored`) read and
-// zeroed with 16-byte accesses, the others +0.
+// kRun leaves from `base` (node: leaf base's slot) into u: stored ones (below `stored`) read with
+// 16-byte accesses, the others +0. zero_stored clears them once the CTA's reads are issued
+// (warp_chunk_tree says why not between them).
 template <int kRun>
 __device__ __forceinline__ void load_stored(double *node, int64_t base, int64_t stored, double (&u)[kRun]) {
 #pragma unroll
@@ -274,11 +355,22 @@ __device__ __forceinline__ void load_stored(double *node, int64_t base, int64_t 
     u[j + 1] = 0.0;
     if (i + 1 < stored) {
       const double2 w = __ldcg(reinterpret_cast<double2 *>(node + j));
-      __stcg(reinterpret_cast<double2 *>(node + j), make_double2(0.0, 0.0));
       u[j] = w.x;
       u[j + 1] = w.y;
     } else if (i < stored) {
       u[j] = __ldcg(node + j);
+    }
+  }
+}
+
+template <int kRun>
+__device__ __forceinline__ void zero_stored(double *node, int64_t base, int64_t stored) {
+#pragma unroll
+  for (int j = 0; j < kRun; j += 2) {
+    const int64_t i = base + j;
+    if (i + 1 < stored) {
+      __stcg(reinterpret_cast<double2 *>(node + j), make_double2(0.0, 0.0));
+    } else if (i < stored) {
       __stcg(node + j, 0.0);
     }
   }
@@ -317,7 +409,9 @@ __device__ __forceinline__ double grouped_run_tree(double *node, int64_t base, i
     load_stored<kRun>(node, base, stored, u);
     build_leaves<kThreads>(singles, singles_count, stored, built, built_first, built_end);
     __syncthreads();
-    return join_built<kRun>(u, base, count, stored, built, built_first);
+    const double r = join_built<kRun>(u, base, count, stored, built, built_first);
+    zero_stored<kRun>(node, base, stored);
+    return r;
   } else {
     constexpr int kParts = kRun / 8;
     constexpr int kTop = kParts == 2 ? 1 : 2;
@@ -337,13 +431,15 @@ __device__ __forceinline__ double grouped_run_tree(double *node, int64_t base, i
         if (l == top) level[l] = v;
       }
     }
+#pragma unroll 1
+    for (int q = 0; q < kParts; ++q) zero_stored<8>(node + 8 * q, base + 8 * q, stored);
     return level[kTop];
   }
 }
 
 // With `grouped` (the grouped tree's level 0; plain levels pass none), a span that reaches
 // past the stored leaves builds those from the singles as it reads (grouped_run_tree).
-template <int kThreads, bool kGrouped = false>
+template <int kThreads, bool kGrouped = false, int kMaxV = 8>
 __device__ __forceinline__ double reduce_span(double *level, const cake_ng_collevel &lv, int d,
                                               int col, int64_t first, double *scratch,
                                               const GroupedLeaves grouped = GroupedLeaves()) {
@@ -358,16 +454,15 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
   while (run < kMaxRun && int64_t(run) * kThreads < count - first) run <<= 1;
   const int64_t base = first + int64_t(tid) * run;
   double r = 0.0;
-  if constexpr (!kGrouped) {  // every node stored
-    if (base < count) {
-      double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(base, d, col, lv.span));
-      switch (run) {
-        case 2: r = run_tree<2>(at, base, count); break;
-        case 4: r = run_tree<4>(at, base, count); break;
-        case 8: r = run_tree<8>(at, base, count); break;
-        case 16: r = run_tree<(kMaxRun < 16 ? kMaxRun : 16)>(at, base, count); break;
-        default: r = run_tree<kMaxRun>(at, base, count); break;
-      }
+  if constexpr (!kGrouped) {  // every node stored; the warp's chunk of 32 runs, read coalesced
+    const int64_t wfirst = first + int64_t(tid / 32) * 32 * run;
+    double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(wfirst, d, col, lv.span));
+    switch (run) {
+      case 2: r = warp_chunk_tree<1, kMaxV>(at, wfirst, count); break;
+      case 4: r = warp_chunk_tree<2, kMaxV>(at, wfirst, count); break;
+      case 8: r = warp_chunk_tree<4, kMaxV>(at, wfirst, count); break;
+      case 16: r = warp_chunk_tree<(kMaxRun < 16 ? kMaxRun : 16) / 2, kMaxV>(at, wfirst, count); break;
+      default: r = warp_chunk_tree<kMaxRun / 2, kMaxV>(at, wfirst, count); break;
     }
   } else {  // every leaf past min(groups, span end) built (none where the groups cover the span)
     const int64_t stored = min(grouped.groups, span_end);
@@ -387,8 +482,10 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
     }
 #undef CAKE_NG_GROUPED_RUN
   }
+  if constexpr (kGrouped) {  // the lanes' runs into the warp's subtree (warp_chunk_tree has)
 #pragma unroll
-  for (int h = 1; h < 32; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+    for (int h = 1; h < 32; h <<= 1) r = __dadd_rn(r, __shfl_xor_sync(0xffffffffu, r, h));
+  }
   if (tid % 32 == 0) scratch[tid / 32] = r;
   __syncthreads();
   if (tid < 32) {
@@ -490,7 +587,7 @@ __device__ __forceinline__ void build_tree_cooperative(const cake_normgate_param
 // read of its span; the last CTA to leave the barrier resets what is still set. The end of both
 // tails (one level, inline; more, out of line). kGrouped: the last level is the grouped tree's
 // leaves (one level only), those past the groups built from the singles as they are read.
-template <int kThreads, bool kGrouped>
+template <int kThreads, bool kGrouped, int kMaxV = 8>
 __device__ __forceinline__ void reduce_top(const DwTarget &out, char *ws, int d,
                                            const cake_ng_coltree &t, int level, unsigned *words,
                                            int b, double *scratch, const GroupedLeaves &grouped) {
@@ -499,7 +596,7 @@ __device__ __forceinline__ void reduce_top(const DwTarget &out, char *ws, int d,
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
   for (int col = blockIdx.x; col < d; col += gridDim.x) {
-    const double r = reduce_span<kThreads, kGrouped>(src, top, d, col, 0, scratch, grouped);
+    const double r = reduce_span<kThreads, kGrouped, kMaxV>(src, top, d, col, 0, scratch, grouped);
     if (threadIdx.x == 0) store_dw(out, col, r);
   }
   if (threadIdx.x == 0) reset_after_leaving(words, b, left);
@@ -510,6 +607,10 @@ __device__ __forceinline__ void reduce_top(const DwTarget &out, char *ws, int d,
 // takes stays short and straight (the grouped tree 2-4% faster up to 7684x48 than with one
 // tail for both, docs/performance.md session 11). Parameters by value: their address taken
 // here made every parameter read of the tail a generic load (another 1-4%).
+// The out-of-line levels hold two pair sums a lane (warp_chunk_tree): a call's registers
+// count against its caller's, and these levels serve millions of rows, where they are a small
+// part of the time.
+constexpr int kLevelsMaxV = 2;
 template <int kThreads>
 __device__ __noinline__ void reduce_column_levels(const DwTarget out, void *workspace, int d,
                                                   const cake_ng_coltree t, unsigned *words,
@@ -528,11 +629,11 @@ __device__ __noinline__ void reduce_column_levels(const DwTarget out, void *work
       const double r =
           level == 0 && grouped.singles != nullptr
               ? reduce_span<kThreads, true>(src, here, d, col, parent * CAKE_NG_COLUMN_SPAN, scratch, grouped)
-              : reduce_span<kThreads>(src, here, d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
+              : reduce_span<kThreads, false, kLevelsMaxV>(src, here, d, col, parent * CAKE_NG_COLUMN_SPAN, scratch);
       if (threadIdx.x == 0) dst[cake_ng_colnode_index(parent, d, col, up.span)] = r;
     }
   }
-  reduce_top<kThreads, false>(out, ws, d, t, level, words, b, scratch, grouped);
+  reduce_top<kThreads, false, kLevelsMaxV>(out, ws, d, t, level, words, b, scratch, grouped);
 }
 
 // Tuned backward programs, deterministic package, after the walk (every level-0 node of the
@@ -553,8 +654,9 @@ __device__ __forceinline__ void reduce_column_tree(const cake_normgate_params &p
     reduce_column_levels<kThreads>(dw_target(p), p.workspace, p.d, t, words, scratch, grouped);
     return;
   }
-  reduce_top<kThreads, kGrouped>(dw_target(p), static_cast<char *>(p.workspace), p.d, t, 0, words,
-                                 0, scratch, grouped);
+  // 1024 threads have 64 registers: four pair sums a lane.
+  reduce_top<kThreads, kGrouped, (kThreads >= 1024 ? 4 : 8)>(
+      dw_target(p), static_cast<char *>(p.workspace), p.d, t, 0, words, 0, scratch, grouped);
 }
 
 // Non-deterministic package. Each CTA adds its FP64 column sums into the workspace accumulator
