@@ -56,6 +56,7 @@ const char *kNgOps[] = {"fwd", "fwdg", "bwdg", "ckptg", "stepg_f32", "fwd+bwd"};
 struct Options {
   bool quick = false, list = false, routing = false, limit = true, force_events = false;
   bool run_normgate = true, run_swiglu = true;
+  bool dw_skip = false;   // normgate backward: CAKE_NORMGATE_DW_SKIP (dx, dz only)
   bool sw_eager = false;  // swiglu: eager launches with kernel time instead of graph replays
   std::vector<std::string> ng_ops;
   std::vector<SwigluForm> sw_forms;
@@ -100,6 +101,7 @@ void usage() {
       "                          that program in both)\n"
       "  --routing               routing check: every serving program vs the routed one\n"
       "  --sw-eager              swiglu: time eager launches (CUPTI kernel time), not graphs\n"
+      "  --dw-skip               normgate backward without dw (CAKE_NORMGATE_DW_SKIP): dx, dz only\n"
       "  --no-limit              skip the streaming limit line\n"
       "  --rounds N --iters N --warmup N   measurement (default 10 x 30, warm-up 3)\n"
       "  --inputs normal|blockscaled[:R]   swiglu inputs (block-scaled: 2^[-R,R] per 32, R=100)\n"
@@ -171,6 +173,8 @@ bool parse(int argc, char **argv, Options *o) {
       o->force_events = true;
     } else if (a == "--sw-eager") {
       o->sw_eager = true;
+    } else if (a == "--dw-skip") {
+      o->dw_skip = true;
     } else if (a == "--family") {
       if (!next(&family)) return false;
     } else if (a == "--ops") {
@@ -709,6 +713,7 @@ const char *pkg_name(int p) { return p == 0 ? "det" : "nondet"; }
 
 void Bench::normgate_shape(const NgShape &s) {
   NormgateWorkload wl(s.rows(), s.d);
+  if (o_.dw_skip) wl.set_backward_flags(CAKE_NORMGATE_DW_SKIP);
   std::string why;
   const bool fits = shape_fits(wl.device_bytes(), &why);
   std::vector<CakeLib *> libs = {&lib_a_};
@@ -915,6 +920,7 @@ void Bench::normgate_shape(const NgShape &s) {
 
 void Bench::routing_normgate(const NgShape &s) {
   NormgateWorkload wl(s.rows(), s.d);
+  if (o_.dw_skip) wl.set_backward_flags(CAKE_NORMGATE_DW_SKIP);
   std::string why;
   if (!shape_fits(wl.device_bytes(), &why) || !(why = wl.alloc({&lib_a_})).empty()) {
     RouteRow rr;
@@ -1269,6 +1275,7 @@ void Bench::write_json(bool final) {
   j.ki("seed", (long long)seed_).kb("quick", o_.quick);
   j.kv("swiglu_inputs", o_.block_exp ? "blockscaled:" + std::to_string(o_.block_exp) : "normal");
   j.kv("swiglu_timing", o_.sw_eager ? "eager" : "graph");
+  j.kv("normgate_backward_dw", o_.dw_skip ? "skipped" : "computed");
   j.end();
   j.key("copy").obj();
   j.ki("bytes", (long long)o_.copy_bytes).kn("gbps", copy_gbps_).kv("reference", copy_how_);
@@ -1382,6 +1389,7 @@ int Bench::run() {
   measure_floor();
   std::printf("floor       %s us: graph replay of one empty kernel, cold L2, events\n",
               fmt(floor_stat_.median_us, "%.3f").c_str());
+  if (o_.dw_skip) std::printf("normgate    backward with CAKE_NORMGATE_DW_SKIP (no dw)\n");
   std::printf("swiglu      %s\n", o_.sw_eager ? "eager launches, kernel time"
                                                 : "graph replays, event time (as the peers)");
   if (o_.run_normgate) {

@@ -95,7 +95,8 @@ cake_normgate_desc NormgateWorkload::desc(CakeLib &lib, int package, cake_dtype_
 
 Call NormgateWorkload::call(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw,
                             const char *program) const {
-  const cake_normgate_desc dsc = desc(lib, package, dw, program);
+  cake_normgate_desc dsc = desc(lib, package, dw, program);
+  if (kind == NgCall::kBwd) dsc.flags = bwd_flags_;
   CakeLib *l = &lib;
   if (kind == NgCall::kFwd) {
     void *x = x_.ptr, *z = z_.ptr, *w = w_.ptr, *y = y_.ptr;
@@ -118,7 +119,8 @@ Call NormgateWorkload::call(CakeLib &lib, NgCall kind, int package, cake_dtype_t
 
 std::string NormgateWorkload::query(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw,
                                     const char *program, std::string *err) const {
-  const cake_normgate_desc dsc = desc(lib, package, dw, program);
+  cake_normgate_desc dsc = desc(lib, package, dw, program);
+  if (kind == NgCall::kBwd) dsc.flags = bwd_flags_;
   auto q = kind == NgCall::kFwd ? lib.normgate_forward_query : lib.normgate_backward_query;
   if (!q || !lib.program_info_init) {
     *err = kind == NgCall::kFwd ? "cake_normgate_forward_query is not in this build"

@@ -55,12 +55,15 @@ class NormgateWorkload {
 
   int64_t rows() const { return rows_; }
   int d() const { return d_; }
+  // cake_normgate_flags_t bits for every backward call (cake-bench --dw-skip).
+  void set_backward_flags(uint32_t flags) { bwd_flags_ = flags; }
 
  private:
   cake_normgate_desc desc(CakeLib &lib, int package, cake_dtype_t dw, const char *program) const;
 
   int64_t rows_;
   int d_;
+  uint32_t bwd_flags_ = 0;
   DeviceMem x_, z_, w_, y_, dy_, dx_, dz_, dw_, ws_;
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_common.h"
@@ -361,19 +362,23 @@ static void test_backward_accumulate_and_skip(void **) {
   }
 }
 
+// 800000 x 128: 12500 units of the column tree, one level. 560000 x 256: 17500 units, more than
+// a span (CAKE_NG_COLUMN_SPAN), so the column tree's out-of-line levels run too.
 static void test_backward_large(void **) {
   SKIP_WITHOUT_GPU();
-  const Inputs in = make_inputs(800000, 128, 0);
-  Run det;
-  det.dw_dtype = CAKE_DTYPE_F32;
-  const Outputs d0 = run_backward(g_handle, in, det);
-  check_reference(in, det, d0);
-  Run nd = det;
-  nd.package = CAKE_NORMGATE_NONDETERMINISTIC;
-  const Outputs n0 = run_backward(g_handle, in, nd);
-  check_same_bits(n0, d0, false);
-  check_dw_within_ulp(n0, d0, det.dw_dtype, in.s.d);
-  assert_true(for_each_program(g_handle, in, det, d0, true) >= 2);  // tuned + general
+  for (const auto &[rows, d] : {std::pair<int64_t, int>{800000, 128}, {560000, 256}}) {
+    const Inputs in = make_inputs(rows, d, 0);
+    Run det;
+    det.dw_dtype = CAKE_DTYPE_F32;
+    const Outputs d0 = run_backward(g_handle, in, det);
+    check_reference(in, det, d0);
+    Run nd = det;
+    nd.package = CAKE_NORMGATE_NONDETERMINISTIC;
+    const Outputs n0 = run_backward(g_handle, in, nd);
+    check_same_bits(n0, d0, false);
+    check_dw_within_ulp(n0, d0, det.dw_dtype, in.s.d);
+    assert_true(for_each_program(g_handle, in, det, d0, true) >= 2);  // tuned + general
+  }
 }
 
 static void test_backward_special_rows(void **) {
