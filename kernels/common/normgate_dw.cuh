@@ -84,11 +84,13 @@ __device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_re
 // fence and the atomic by thread 0 (cumulativity carries the other threads' writes); the last
 // to arrive resets the counter and fences before the CTA reads what the others wrote.
 // Thread 0 only; true when this arrival completes the count.
+// The reset after the acquire fence, which then has no store of this thread to wait for (no
+// difference measured: 0.985-1.012x, session 12 run 7).
 __device__ __forceinline__ bool arrive_last(unsigned *counter, unsigned arrivals, unsigned expected) {
   const bool last = atomicAdd(counter, arrivals) + arrivals == expected;
   if (last) {
-    *counter = 0u;  // left zero for reuse
     fence_acq_rel_gpu();
+    *counter = 0u;  // left zero for reuse
   }
   return last;
 }
