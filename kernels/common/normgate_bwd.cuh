@@ -210,10 +210,10 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   // Without dw there is no workspace and so no counter: grid-strided.
   // The grouped tree (normgate_workspace.h) takes every unit from the ring: thread 0 expands
   // tickets into units (a group's in consecutive steps), the first kStages + 1 tickets static.
-  // Step counts and ring slots are 32-bit and advanced by increments, never divided: a 64-bit
-  // `j % kRing` and `j / kStages` a step were about 90 of a warp's 406 instructions a step
-  // (Nsight Compute, session 11 run 3). A CTA walks far fewer than 2^31 steps (a unit is at
-  // least 64 rows of at least 128 bytes in each of five tensors).
+  // Step counts and ring slots are 32-bit and advanced by increments, never divided (the 64-bit
+  // `j % kRing` and `j / kStages` of every step: 1.7% of the non-deterministic walk's
+  // instructions, Nsight Compute, session 12 run 1; no change in time). A step moves 80 KB of
+  // the five tensors in every tuned program, so one CTA never walks 2^31 of them.
   auto slot_after = [](int slot, int k) {  // (j + k) % kRing from slot = j % kRing, k < kRing
     return slot + k >= kRing ? slot + k - kRing : slot + k;
   };

@@ -266,9 +266,10 @@ __device__ __forceinline__ void halve_pairs(double (&v)[kN], int lane) {
 // A warp's chunk of 64 * kV contiguous nodes from node `first` (`chunk` its first pair; those
 // past `count` +0): the chunk's subtree, adjacent pairs first, in every lane: the same tree as
 // 32 lanes each taking a run of 2 * kV nodes (run_tree) and xor-shuffles across the lanes, but
-// read so that a warp's 16-byte loads are 512 contiguous bytes (lane l takes pairs 32k + l).
-// With lane-strided runs a warp's load touched 32 lines, and the column tree's tail took up to
-// 21 us at 16384x48 (session 12 run 3). The levels over the lane bits come first: kV - 1
+// read so that a warp's 16-byte loads are 512 contiguous bytes (lane l takes pairs 32k + l),
+// where the lanes' runs made each warp load touch 32 lines (measured only together with the
+// zeroing after the loads, warp_chunk_tree; alone it was slower). The levels over the lane
+// bits come first: kV - 1
 // shuffles halve the lane's values while they combine lane bits 0 .. log2(kV) - 1 (each lane
 // keeps the pairs whose index bit matches its lane bit and receives its partner's), plain
 // xor-shuffles combine the lane bits above, and xor-shuffles over the bits the halving left in
@@ -308,10 +309,11 @@ __device__ __forceinline__ double warp_chunk_sum(double2 *chunk, int64_t first, 
   }
 }
 
-// The chunk's subtree, then its nodes zeroed: every store after every load, since a load
-// issued behind this thread's stores to the same region waited for them (a column read with
-// the zeroing between its loads was serial, about 1 us a load: the tail's 2.4 / 9.4 / 21 us
-// at 3534 / 7684 / 16384 x 48 grew with the run length, not the bytes; session 12 run 3).
+// The chunk's subtree, then its nodes zeroed: every store after every load. With the zeroing
+// between the loads (each `.cg` load behind this thread's `.cg` stores to the same span) the
+// tail's reads cost 2.4 / 9.4 / 21 us at 3534 / 7684 / 16384 x 48, growing with the run a
+// thread read (8, 16, 32 nodes), not with the bytes, about a round trip a load (session 12
+// run 3); loads first, the column tree is 1.02-1.07x faster (run 5).
 template <int kV, int kMaxV = 8>
 __device__ __forceinline__ double warp_chunk_tree(double2 *chunk, int64_t first, int64_t count) {
   static_assert(kV >= 1 && kV <= 16 && (kV & (kV - 1)) == 0, "pairs a lane");
@@ -458,12 +460,14 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
   double r = 0.0;
   if constexpr (!kGrouped) {  // every node stored; the warp's chunk of 32 runs, read coalesced
     const int64_t wfirst = first + int64_t(tid / 32) * 32 * run;
-    double2 *at = reinterpret_cast<double2 *>(level + cake_ng_colnode_index(wfirst, d, col, lv.span));
+    double2 *at =
+        reinterpret_cast<double2 *>(level + cake_ng_colnode_index(wfirst, d, col, lv.span));
+    constexpr int kV16 = (kMaxRun < 16 ? kMaxRun : 16) / 2;  // pairs a lane at runs of 16
     switch (run) {
       case 2: r = warp_chunk_tree<1, kMaxV>(at, wfirst, count); break;
       case 4: r = warp_chunk_tree<2, kMaxV>(at, wfirst, count); break;
       case 8: r = warp_chunk_tree<4, kMaxV>(at, wfirst, count); break;
-      case 16: r = warp_chunk_tree<(kMaxRun < 16 ? kMaxRun : 16) / 2, kMaxV>(at, wfirst, count); break;
+      case 16: r = warp_chunk_tree<kV16, kMaxV>(at, wfirst, count); break;
       default: r = warp_chunk_tree<kMaxRun / 2, kMaxV>(at, wfirst, count); break;
     }
   } else {  // every leaf past min(groups, span end) built (none where the groups cover the span)
