@@ -456,7 +456,6 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
   const int64_t span_end = min(count, first + CAKE_NG_COLUMN_SPAN);
   int run = 2;
   while (run < kMaxRun && int64_t(run) * kThreads < count - first) run <<= 1;
-  const int64_t base = first + int64_t(tid) * run;
   double r = 0.0;
   if constexpr (!kGrouped) {  // every node stored; the warp's chunk of 32 runs, read coalesced
     const int64_t wfirst = first + int64_t(tid / 32) * 32 * run;
@@ -471,6 +470,7 @@ __device__ __forceinline__ double reduce_span(double *level, const cake_ng_colle
       default: r = warp_chunk_tree<kMaxRun / 2, kMaxV>(at, wfirst, count); break;
     }
   } else {  // every leaf past min(groups, span end) built (none where the groups cover the span)
+    const int64_t base = first + int64_t(tid) * run;  // this thread's run
     const int64_t stored = min(grouped.groups, span_end);
     double *node = level + cake_ng_colnode_index(min(base, count - 1), d, col, lv.span);
     double *singles = grouped.singles + col * grouped.singles_span;
