@@ -370,28 +370,33 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         held = atomicAdd(unit_counter, 1u);
       }
     }
-    if (chunk_thread && (!kAlternate || chunk_half == (i & 1))) {  // canonical FP32 chunk sum
+    // Whether this thread takes a chunk sum this step: the same for every lane of a warp (the
+    // chunk threads are whole warps; the halves alternate by step), so the deterministic
+    // package's xor-shuffles run outside the branch, in code the compiler sees converged.
+    const bool sums_now = chunk_thread && (!kAlternate || chunk_half == (i & 1));
+    double c = 0.0;
+    if (sums_now) {  // canonical FP32 chunk sum
       const float *src = tbuf + (i & 1) * kTBuf + chunk_k * kTChunk + chunk_col;
       float acc = src[0];
 #pragma unroll
       for (int r = 1; r < kChunk; ++r) acc = __fadd_rn(acc, src[r * kD]);
-      double c = static_cast<double>(acc);
-      if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
+      c = static_cast<double>(acc);
+    }
+    if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
 #pragma unroll
-        for (int h = 1; h < kStepChunks; h <<= 1) c = __dadd_rn(c, __shfl_xor_sync(0xffffffffu, c, h));
-        // Level 0 starts the workspace (normgate_workspace.h): the unit's node, a row of the
-        // row tree or a column entry of the column tree.
-        if (chunk_k == 0) {
-          if constexpr (kGrouped) {
-            group_node(p, group_slots, u, chunk_col, c);
-          } else {
-            static_cast<double *>(p.workspace)[Cfg::kTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
-                                                          : u * kD + chunk_col] = c;
-          }
+      for (int h = 1; h < kStepChunks; h <<= 1) c = __dadd_rn(c, __shfl_xor_sync(0xffffffffu, c, h));
+      // Level 0 starts the workspace (normgate_workspace.h): the unit's node, a row of the
+      // row tree or a column entry of the column tree.
+      if (sums_now && chunk_k == 0) {
+        if constexpr (kGrouped) {
+          group_node(p, group_slots, u, chunk_col, c);
+        } else {
+          static_cast<double *>(p.workspace)[Cfg::kTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
+                                                        : u * kD + chunk_col] = c;
         }
-      } else {
-        part = __dadd_rn(part, c);
       }
+    } else if (sums_now) {
+      part = __dadd_rn(part, c);
     }
   }
   cp_async_wait<0>();
