@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# session 13 run 10: units claimed a step later (the ring written before the step's barrier, the
+# counter's value taken a step after its atomic): run 6's timelines put 2.5-3 us between the
+# median and the last CTA's walk end at 3534x48 (claims ~4 steps ahead x SM speeds 2.5-3.0 us a
+# step). A/B cl (sm90-only build of the change) against HEAD 3100463 (sm90-only), routed det and
+# nondet, forced ct/g; then the full build's test_normgate_backward.
+set -u
+export LD_LIBRARY_PATH=$PWD/.stage/lib:$PWD/.stage/deps
+R=$OUT/r; mkdir -p $R
+cp .stageT/s13run10.sh $R/
+X=.stage/bench/cake-bench
+E=$PWD/.stageE
+SH=260x48,1031x48,3534x48,4097x48,8192x32,6000x48,7684x48,16384x48,3534x48:64,3534x48:256,2048x48:256
+timeout 120 $X --family normgate --ops bwdg --package nondet --no-limit --ab-libs $E/head.so,$E/cl.so --ng-shapes $SH --json $R/ab_nd.json > $R/ab_nd.log 2>&1; echo "ab nd rc=$?"
+timeout 120 $X --family normgate --ops bwdg --package det --no-limit --ab-libs $E/head.so,$E/cl.so --ng-shapes $SH --json $R/ab_det.json > $R/ab_det.log 2>&1; echo "ab det rc=$?"
+timeout 100 $X --family normgate --ops bwdg --package det --no-limit --program sm90.ng_bwd_det_d128_ct --ab-libs $E/head.so,$E/cl.so --ng-shapes 7684x48,16384x48 --json $R/ab_ct.json > $R/ab_ct.log 2>&1; echo "ab ct rc=$?"
+timeout 100 $X --family normgate --ops bwdg --package det --no-limit --program sm90.ng_bwd_det_d128_g --ab-libs $E/head.so,$E/cl.so --ng-shapes 1031x48,3534x48 --json $R/ab_g.json > $R/ab_g.log 2>&1; echo "ab g rc=$?"
+timeout 300 .stage/tests/test_normgate_backward > $R/test_normgate_backward.log 2>&1; echo "bwd test rc=$?: $(tail -n 1 $R/test_normgate_backward.log)"
+cd $OUT && tar czf r.tgz r && rm -rf r
