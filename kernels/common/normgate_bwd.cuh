@@ -182,6 +182,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   constexpr int kTBuf = kStepChunks * kTChunk;
 
   extern __shared__ __align__(16) unsigned char smem[];
+  tl_mark(0);  // marks 0-2 and tl_finish: development builds only (cta_timeline.cuh)
   constexpr bool kGrouped = kDet && Cfg::kTree == 2;
   static_assert(!kGrouped || 2 * kTBuf * 4 >= (32 + CAKE_NG_SINGLES_MAX / CAKE_NG_GROUP_UNITS + 1) * 8,
                 "tbuf (the tail's scratch) holds the leaves built from the singles");
@@ -400,6 +401,7 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
     }
   }
   cp_async_wait<0>();
+  tl_mark(1);
   if (!want_dw) return;
   if constexpr (kDet) {
     __syncthreads();  // tbuf is free: the scratch of the tree's combines
@@ -431,8 +433,10 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
       for (int h = 1; h < kStepChunks; h <<= 1) part = __dadd_rn(part, __shfl_xor_sync(0xffffffffu, part, h));
       if (chunk_k == 0) nondet_add(p, chunk_col, part);
     }
+    tl_mark(2);
     nondet_finish(p, flag);  // its last CTA also resets the unit counter
   }
+  tl_finish(i, kDet ? 1 : 0);
 }
 
 }  // namespace ng

@@ -3,6 +3,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "cta_timeline.cuh"
 #include "normgate_params.h"
 #include "normgate_workspace.h"
 #include "vector_io.cuh"
@@ -598,6 +599,7 @@ __device__ __forceinline__ void reduce_top(const DwTarget &out, char *ws, int d,
                                            const cake_ng_coltree &t, int level, unsigned *words,
                                            int b, double *scratch, const GroupedLeaves &grouped) {
   tree_barrier(words, b);
+  tl_mark(2);  // development builds only (cta_timeline.cuh)
   const unsigned left = threadIdx.x == 0 ? leave_barrier(words, b) : 0u;
   const cake_ng_collevel top = cake_ng_collevel_of(&t, level);
   double *src = reinterpret_cast<double *>(ws + top.node_offset);
