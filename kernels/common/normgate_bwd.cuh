@@ -313,6 +313,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
   const int chunk_k = item % kStepChunks, chunk_col = item / kStepChunks;
   const int chunk_half = kAlternate ? tid / kChunkItems : 0;  // 0, 1; 2+ never sums
   const bool chunk_thread = want_dw && (kAlternate ? chunk_half < 2 : tid < kChunkItems);
+  // This chunk column's part of its level-0 node index (the unit's part is uniform a step).
+  const int64_t node_col = Cfg::kTree == 1 ? cake_ng_colnode_col_part(chunk_col, node_span) : chunk_col;
   double part = 0.0;     // non-deterministic: FP64 sum of this thread's chunk sums
 
   int stage = 0;      // i % kStages
@@ -392,8 +394,8 @@ __device__ __forceinline__ void bwd_tuned(const cake_normgate_params &p) {
         if constexpr (kGrouped) {
           group_node(p, group_slots, u, chunk_col, c);
         } else {
-          static_cast<double *>(p.workspace)[Cfg::kTree ? cake_ng_colnode_index(u, kD, chunk_col, node_span)
-                                                        : u * kD + chunk_col] = c;
+          static_cast<double *>(p.workspace)[node_col + (Cfg::kTree ? cake_ng_colnode_node_part(u, kD, node_span)
+                                                                    : u * kD)] = c;
         }
       }
     } else if (sums_now) {

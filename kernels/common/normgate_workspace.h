@@ -146,6 +146,17 @@ static CAKE_HD inline int64_t cake_ng_colnode_index(int64_t n, int32_t d, int32_
          (n & (CAKE_NG_COLUMN_SPAN - 1));
 }
 
+/* The same index as a column's part plus a node's part (their sum), so that a loop over nodes
+   with a fixed column (the walk's level-0 stores) computes the column's part once. */
+static CAKE_HD inline int64_t cake_ng_colnode_col_part(int32_t c, int64_t span) {
+  return span < CAKE_NG_COLUMN_SPAN ? c * span : (int64_t)c << CAKE_NG_COLUMN_SPAN_LOG2;
+}
+static CAKE_HD inline int64_t cake_ng_colnode_node_part(int64_t n, int32_t d, int64_t span) {
+  if (span < CAKE_NG_COLUMN_SPAN) return n;
+  return (((n >> CAKE_NG_COLUMN_SPAN_LOG2) * d) << CAKE_NG_COLUMN_SPAN_LOG2) +
+         (n & (CAKE_NG_COLUMN_SPAN - 1));
+}
+
 static CAKE_HD inline int64_t cake_ng_collevel_nodes(int64_t units, int level) {
   return cake_ng_nodes_above(units, CAKE_NG_COLUMN_SPAN, level);
 }

@@ -221,6 +221,13 @@ static void test_column_tree_layout_is_disjoint_and_sized(void **) {
             assert_int_equal(at % 32, 0);
             if (lv.nodes > 1) assert_int_equal(cake_ng_colnode_index(1, d, c, lv.span), at + 1);
           }
+          // The split form the walk stores with: column part + node part == the index.
+          for (int64_t n : {int64_t(0), int64_t(1), lv.nodes / 2, lv.nodes - 1}) {
+            for (int c : {0, 1, d / 2, d - 1}) {
+              assert_int_equal(cake_ng_colnode_col_part(c, lv.span) + cake_ng_colnode_node_part(n, d, lv.span),
+                               cake_ng_colnode_index(n, d, c, lv.span));
+            }
+          }
           if (lv.nodes <= 64 && d <= 8) {
             std::vector<char> seen(static_cast<size_t>(lv.bytes / 8), 0);
             for (int64_t n = 0; n < lv.nodes; ++n)
