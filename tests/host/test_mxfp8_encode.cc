@@ -289,6 +289,19 @@ void test_launch(void **) {
   s = cake::swiglu_mxfp8_launch_shape(both, (int64_t)1 << 22, 1024, 0);
   assert_int_equal(s.grid[0], ((int64_t)1 << 17) * 32);  // unknown SM count: a CTA per tile
 
+  // One CTA a SM: the fewest CTAs that keep the busiest one's tile count, so every SM but the
+  // last does the same count. 4096x7168 on 128x64 tiles: 3584 tiles, 28 a CTA on 128 CTAs (on
+  // 132, 20 of them would do 28 and the rest 27).
+  const cake_program_desc wide = program(CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1);
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(wide, 4096, 7168, 132).grid[0], 128);
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(wide, 12288, 7168, 132).grid[0], 132);
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(wide, 256, 640, 132).grid[0], 20);
+  // 9 tiles on 4 SMs: 3 a CTA, so 3 CTAs.
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(wide, 384, 192, 4).grid[0], 3);
+  // Several CTAs a SM: a full wave (14336 tiles on 792 CTAs, some doing one tile more).
+  const cake_program_desc narrow = program(CAKE_SW_BWD_ROW, 128, 6, 8, 256, 1);
+  assert_int_equal(cake::swiglu_mxfp8_launch_shape(narrow, 4096, 7168, 132).grid[0], 792);
+
   cake_swiglu_mxfp8_params p;
   int dummy[4];
   assert_true(cake::swiglu_mxfp8_fill_params(both, 96, 160, dummy, dummy, dummy, dummy, dummy,
