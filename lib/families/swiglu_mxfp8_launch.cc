@@ -13,11 +13,17 @@ constexpr int64_t kMaxTiles = INT32_MAX;  // the kernel counts tiles in 32 bits
 
 bool form_ok(int form) { return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH; }
 
-// Static shared memory of the colwise Y tile (SwigluCfg::kSmemWords * 4).
-int64_t smem_bytes(int form, int64_t tile_rows, int64_t tile_cols) {
+// Static shared memory of the colwise Y tile and the staged scale pieces (SwigluCfg::kSmemWords
+// * 4).
+int64_t smem_bytes(const cake_program_desc &prog) {
+  const int form = prog.op;
   if (!swiglu_mxfp8_form_colwise(form)) return 16;
-  const int64_t out_cols = tile_cols * (swiglu_mxfp8_form_backward(form) ? 2 : 1);
-  return (tile_rows * (out_cols / 2) + (tile_rows / 16) * 16) * 4;
+  const int64_t tile_rows = prog.knobs[kSwTileRows], tile_cols = prog.knobs[kSwTileCols];
+  const int64_t ranges = swiglu_mxfp8_form_backward(form) ? 2 : 1;
+  const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * 16;
+  const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows == 128 &&
+                             (tile_cols == 64 || tile_cols == 128);
+  return (y + (staged_scales ? 32 * ranges * tile_cols / 32 : 0)) * 4;
 }
 
 }  // namespace
@@ -47,7 +53,7 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   const int64_t slots = (tr / rpt) * (tc / kSlotCols);
   if (slots % threads != 0) return false;
   if (swiglu_mxfp8_form_colwise(prog.op) && tr % 32 != 0) return false;
-  if (smem_bytes(prog.op, tr, tc) > 48 * 1024) return false;
+  if (smem_bytes(prog) > 48 * 1024) return false;
   for (int k = kSwLoadHint; k <= kSwSigmoidForm; ++k) {
     if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;
   }
@@ -57,7 +63,7 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   // Staged: ring + Y tile within one CTA's limit. (Whole copies per thread follow from the slot
   // rule above: a tile's 16-byte input vectors are 2 * operands * rows_per_thread * slots.)
   if (pipeline >= 2) {
-    const int64_t cta_smem = smem_bytes(prog.op, tr, tc) + swiglu_mxfp8_dynamic_smem_bytes(prog);
+    const int64_t cta_smem = smem_bytes(prog) + swiglu_mxfp8_dynamic_smem_bytes(prog);
     if (cta_smem > kSwMaxSmemPerCta) return false;
     // The grid is min_ctas a SM: they must fit the SM's shared memory together.
     if (int64_t{prog.min_ctas_per_sm} * (cta_smem + kSwSmemReservedPerCta) > kSwSmemPerSm) {

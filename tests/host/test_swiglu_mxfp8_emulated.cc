@@ -89,7 +89,9 @@ extern "C" {
   X(bb_v, CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, 0)  \
   X(bc_v, CAKE_SW_BWD_COL, 128, 1, 64, 32, 1, 0, 1, 1, 3, 2)    \
   X(fc_w, CAKE_SW_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)    \
-  X(fb_w, CAKE_SW_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)
+  X(fb_w, CAKE_SW_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)   \
+  X(bc_w, CAKE_SW_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2)  \
+  X(fc_x, CAKE_SW_FWD_COL, 256, 2, 128, 64, 2, 0, 1, 3, 2, -2)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)
@@ -178,8 +180,9 @@ void run_case(const EmuProgram &prog, int64_t M, int64_t K, int sm_count, int ks
 }
 
 void test_all_programs(void **) {
-  // (M, K): aligned; partial tiles along K and M; scale padding in both layouts.
-  const int64_t shapes[][2] = {{128, 128}, {96, 160}, {160, 96}, {64, 2080}, {544, 96}};
+  // (M, K): aligned; partial tiles along K and M; scale padding in both layouts; 128-row tiles
+  // and pairs of them with staged scales (256 x 192) next to partial ones (544 x 96).
+  const int64_t shapes[][2] = {{128, 128}, {96, 160}, {160, 96}, {64, 2080}, {544, 96}, {256, 192}};
   int cases = 0;
   for (const EmuProgram &prog : kPrograms) {
     for (const auto &sh : shapes) {
