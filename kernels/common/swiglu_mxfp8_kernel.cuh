@@ -126,17 +126,14 @@ struct SwigluCfg {
   static constexpr int kColItems = kColPairs * (kTileRows / 16);
   // Staged inputs (pipeline >= 2): a stage is one tile's operands, [op][row][16-byte vector].
   static constexpr int kStages = kPipeline_ >= 2 ? kPipeline_ : 0;
-  // Staged colwise scales (staged programs on 128-row tiles, or on pairs of 64-row tiles, of 64
-  // or 128 k-columns): the col_s bytes of 128 rows are, per output column range (the dgate and
-  // dup halves of a backward tile) and per column o%32, one contiguous piece of the swizzled
-  // 128x4 layout (4 blocks x kTileCols/32 column groups: 8 or 16 bytes). Phase 2 collects them
-  // in shared memory (a 64-row pair: the upper tile's blocks wait there for the lower one's) and
-  // the next top barrier lets one thread a piece store it whole, where byte stores put every
-  // lane of a warp in its own 32-byte sector (16 sectors per instruction, 2 bytes used in each).
-  static constexpr int kScaleGroupTiles = kTileRows == 64 && kPairRows == 2 ? 2 : 1;
-  static constexpr bool kStagedScales = kColwise && kStages >= 2 &&
-                                        kTileRows * kScaleGroupTiles == 128 &&
-                                        (kTileCols == 64 || kTileCols == 128);
+  // Staged colwise scales (staged programs on 128-row tiles of 64 or 128 k-columns): a tile's
+  // col_s bytes are, per output column range (the dgate and dup halves of a backward tile) and
+  // per column o%32, one contiguous piece of the swizzled 128x4 layout (4 blocks x kTileCols/32
+  // column groups: 8 or 16 bytes). Phase 2 collects them in shared memory and the next tile's
+  // top barrier lets one thread a piece store it whole, where byte stores put every lane of a
+  // warp in its own 32-byte sector (16 sectors per instruction, 2 bytes used in each).
+  static constexpr bool kStagedScales =
+      kColwise && kStages >= 2 && kTileRows == 128 && (kTileCols == 64 || kTileCols == 128);
   static constexpr int kScalePiece = kTileCols / 8;             // bytes of one piece
   static constexpr int kScalePieces = 32 * kOutPerK;            // pieces of a tile
   static constexpr int kYWords = kTileRows * kSmemRowWords + (kTileRows / 16) * 16;
@@ -494,8 +491,7 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
     const uint8_t scale = (uint8_t)(h ? s_hi : s_lo);
     if (Cfg::kStagedScales && sscale != nullptr) {
       const int ro = (dup ? w - Cfg::kTileCols : w) + h;  // column within its range
-      const int b = Cfg::kScaleGroupTiles == 2 && pair == 2 ? blk + 2 : blk;  // block of 4
-      sscale[((dup ? 32 : 0) + (ro & 31)) * Cfg::kScalePiece + (ro >> 5) * 4 + b] = scale;
+      sscale[((dup ? 32 : 0) + (ro & 31)) * Cfg::kScalePiece + (ro >> 5) * 4 + blk] = scale;
     } else {
       p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] = scale;
     }
@@ -559,28 +555,27 @@ __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, i
   }
 }
 
-// Staged scales: whether the 128 rows at g0 (a multiple of 128) and the k-columns at k0 take
-// them (all inside, every range's first column a multiple of kTileCols so that no piece crosses
-// a 128-column group of col_s, and col_s aligned for the pieces' vector stores); uniform over
-// the CTA.
+// Staged scales: whether the tile at (m0, k0) takes them (the whole tile inside, every range's
+// first column a multiple of kTileCols so that no piece crosses a 128-row group of col_s, and
+// col_s aligned for the pieces' vector stores); uniform over the CTA.
 template <class Cfg>
-__device__ __forceinline__ bool staged_scales_ok(const cake_swiglu_mxfp8_params &p, int64_t g0,
+__device__ __forceinline__ bool staged_scales_ok(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                                  int64_t k0) {
-  return g0 + 128 <= p.M && k0 + Cfg::kTileCols <= p.K &&
+  return m0 + Cfg::kTileRows <= p.M && k0 + Cfg::kTileCols <= p.K &&
          (!Cfg::kBackward || p.K % Cfg::kTileCols == 0) &&
          (reinterpret_cast<uintptr_t>(p.col_s) & 15) == 0;
 }
 
-// Store the staged scale pieces of the 128 rows at g0 and the k-columns at k0: thread
-// t < kScalePieces stores piece t (range t/32, column o%32 = t%32), which starts at column o's
-// byte of block g0/32 (a multiple of 4) and runs over the range's column groups.
+// Store the staged scale pieces of the tile at (m0, k0): thread t < kScalePieces stores piece t
+// (range t/32, column o%32 = t%32), which starts at column o's byte of block m0/32 (a multiple
+// of 4) and runs over the range's column groups.
 template <class Cfg>
-__device__ __forceinline__ void store_staged_scales(const cake_swiglu_mxfp8_params &p, int64_t g0,
+__device__ __forceinline__ void store_staged_scales(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                                     int64_t k0, const uint8_t *sscale) {
   const int t = threadIdx.x;
   if (t < Cfg::kScalePieces) {
     const int64_t o = (t >= 32 ? p.K : 0) + k0 + (t & 31);
-    uint8_t *dst = p.col_s + mx::swizzle_offset(o, g0 >> 5, p.col_s_cols_padded);
+    uint8_t *dst = p.col_s + mx::swizzle_offset(o, m0 >> 5, p.col_s_cols_padded);
     if constexpr (Cfg::kScalePiece == 16) {
       *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(sscale + t * 16);
     } else {
@@ -795,17 +790,17 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     for (int s = 0; s < S - 1; ++s) issue_ahead(ring + s * Cfg::kStageVecs);
     int stage = 0;  // stage of `at`
     swiglu::ColPieces held[Cfg::kPairRows == 2 ? kItemPasses : 1];  // upper tile of a pair
-    // Staged scales: the pieces of the 128 rows before, stored after the barrier that ends them.
+    // Staged scales: the pieces of the tile before, stored after the barrier that ends it.
     uint8_t *const sscale = reinterpret_cast<uint8_t *>(smem + Cfg::kYWords);
     bool pieces = false;
-    int64_t pg0 = 0, pk0 = 0;
+    int64_t pm0 = 0, pk0 = 0;
 #pragma unroll 1
     while (sw.valid(at)) {
       cp_async_wait<S - 2>();  // this thread's copies of `at` have landed
       __syncthreads();
       issue_ahead(ring + (stage == 0 ? S - 1 : stage - 1) * Cfg::kStageVecs);  // (stage+S-1)%S
       if constexpr (Cfg::kStagedScales) {
-        if (pieces) swiglu::store_staged_scales<Cfg>(p, pg0, pk0, sscale);
+        if (pieces) swiglu::store_staged_scales<Cfg>(p, pm0, pk0, sscale);
       }
       int64_t m0, k0;
       sw.origin(at, m0, k0);
@@ -821,26 +816,20 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 #pragma unroll
         for (int r = 0; r < Cfg::kRpt; ++r) swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
       }
-      // This tile's pieces: written in its phase 2 and, once its 128 rows are complete, stored
-      // after the next top barrier by the first kScalePieces threads before they reach the next
-      // phase 2's opening barrier, the only way to the next rewrite of the pieces. (A 64-row
-      // tile on its own, the last of an odd count, writes its bytes straight to col_s.)
-      bool staged = false;
+      // This tile's pieces: written in its phase 2, stored after the next top barrier by the
+      // first kScalePieces threads before they reach the next phase 2's opening barrier, the
+      // only way to the next rewrite of the pieces.
       if constexpr (Cfg::kStagedScales) {
-        const bool lower = Cfg::kScaleGroupTiles == 2 && pair == 2;
-        const int64_t g0 = lower ? m0 - 64 : m0;
-        staged = (Cfg::kScaleGroupTiles == 1 || pair != 0) &&
-                 swiglu::staged_scales_ok<Cfg>(p, g0, k0);
-        pieces = staged && (Cfg::kScaleGroupTiles == 1 || lower);
-        pg0 = g0;
+        pieces = swiglu::staged_scales_ok<Cfg>(p, m0, k0);
+        pm0 = m0;
         pk0 = k0;
       }
-      swiglu::phase2_tile<Cfg>(p, m0, k0, smem, pair, held, staged ? sscale : nullptr);
+      swiglu::phase2_tile<Cfg>(p, m0, k0, smem, pair, held, pieces ? sscale : nullptr);
       stage = stage == S - 1 ? 0 : stage + 1;  // no closing barrier: the next top one
     }
     if constexpr (Cfg::kStagedScales) {
       __syncthreads();
-      if (pieces) swiglu::store_staged_scales<Cfg>(p, pg0, pk0, sscale);
+      if (pieces) swiglu::store_staged_scales<Cfg>(p, pm0, pk0, sscale);
     }
     cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit
   } else if constexpr (Cfg::kPipeline == 0) {

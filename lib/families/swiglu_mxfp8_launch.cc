@@ -21,8 +21,7 @@ int64_t smem_bytes(const cake_program_desc &prog) {
   const int64_t tile_rows = prog.knobs[kSwTileRows], tile_cols = prog.knobs[kSwTileCols];
   const int64_t ranges = swiglu_mxfp8_form_backward(form) ? 2 : 1;
   const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * 16;
-  const int64_t group_tiles = tile_rows == 64 && prog.knobs[kSwGroupRows] == -2 ? 2 : 1;
-  const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows * group_tiles == 128 &&
+  const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows == 128 &&
                              (tile_cols == 64 || tile_cols == 128);
   return (y + (staged_scales ? 32 * ranges * tile_cols / 32 : 0)) * 4;
 }
