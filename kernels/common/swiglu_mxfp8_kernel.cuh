@@ -12,7 +12,8 @@
 //              matching up/grad columns; backward tiles produce 2*tile_cols output columns).
 //              A 1-D grid strides over tiles (tile = blockIdx.x + i*gridDim.x, k fastest), so
 //              M is limited by nothing but 64-bit indexing; the host sizes the grid to one
-//              wave at the program's CTAs per SM (lib/families/swiglu_mxfp8_launch.cc).
+//              wave at the program's CTAs per SM, at one CTA a SM to the fewest CTAs that keep
+//              the busiest one's tile count (lib/families/swiglu_mxfp8_launch.cc).
 //   phase 1    each thread takes a slot of 16 k-columns x rows_per_thread rows (rows
 //              tile_rows/rows_per_thread apart, so each load instruction of a warp is
 //              coalesced along k): 16-byte loads (2 per operand per row, cache hint from the
@@ -27,7 +28,9 @@
 //              shared load per row, the 16 words held for the amax and the conversion), the
 //              lane pair (h = 0, 1) of a 32-row block exchanges the packed amax, and each lane
 //              writes two 16-byte pieces: the transposed output col_q[o*M + m] is written as
-//              32-byte segments per column.
+//              32-byte segments per column. Scale bytes go straight to col_s, or, in the staged
+//              programs on 128-row tiles, into shared memory and out as whole pieces of the
+//              swizzled layout after the next tile's barrier (kStagedScales).
 //   NaN block  a block whose amax is Inf or NaN has the NaN scale; its multiplier is NaN, so
 //              every product is the canonical NaN and converts to 0x7F with no select.
 //   band path  with a fast sigmoid form, flagged gates (g below about -87.3, NaN) are recomputed
