@@ -23,7 +23,8 @@ int64_t smem_bytes(const cake_program_desc &prog) {
   const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * 16;
   const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows == 128 &&
                              (tile_cols == 64 || tile_cols == 128);
-  return (y + (staged_scales ? 32 * ranges * tile_cols / 32 : 0)) * 4;
+  // Staged scales: 32 pieces a range of tile_cols / 8 bytes, i.e. tile_cols words a range.
+  return (y + (staged_scales ? ranges * tile_cols : 0)) * 4;
 }
 
 }  // namespace
@@ -104,10 +105,11 @@ LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, 
     ctas = std::min(ctas, wave);
     // At one CTA a SM (the 512-thread programs) the CTAs stride over the units, so the busiest
     // SM does ceil(units / ctas) of them and the others finish a unit earlier and idle: the
-    // fewest CTAs that keep that count give every SM the same count but the last (1.005-1.04x
-    // at 2048x4096 ... 12288x4096, within 0.5% from 12288x7168 up; H200, session 14 run 2).
-    // With several CTAs a SM the same rule leaves some SMs a CTA short and the others' CTAs
-    // just as busy (0.95-0.99x, run 1), and the SMs' counts differ by at most one unit anyway.
+    // fewest CTAs that keep that count give every SM the same count but the last (1.001-1.041x
+    // for the paired programs at 2048x4096 ... 8192x4096, 0.994-1.007x from 12288x7168 up;
+    // H200, session 14 run 2, docs/performance.md). With several CTAs a SM the same rule leaves
+    // some SMs a CTA short and the others' CTAs just as busy (0.94-1.01x, run 1), and the SMs'
+    // counts differ by at most one unit anyway.
     if (ctas <= sm_count) ctas = mx::ceil_div(tiles, mx::ceil_div(tiles, ctas));
   }
   s.grid[0] = static_cast<uint32_t>(ctas);
