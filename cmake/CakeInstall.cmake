@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 set(CAKE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Cake
     CACHE STRING "Where CakeConfig.cmake is installed (relative to the prefix)")
 
-# libcake.so.0.1.0 and libcake.so.0 are the run-time component; the libcake.so link, the header,
+# libcake.so.0.2.0 and libcake.so.0 are the run-time component; the libcake.so link, the header,
 # the CMake package and cake.pc the development one. The install carries no RPATH (CMake drops
 # the build tree's; libcake.so needs none: it links only libc, libdl and libpthread).
 function(cake_install_library)

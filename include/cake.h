@@ -38,7 +38,7 @@ extern "C" {
 /** @name Version */
 /** @{ */
 #define CAKE_VERSION_MAJOR 0 /**< Incremented when the ABI breaks (never, we intend). */
-#define CAKE_VERSION_MINOR 1 /**< Incremented when functions or fields are added. */
+#define CAKE_VERSION_MINOR 2 /**< Incremented when functions or fields are added. */
 #define CAKE_VERSION_PATCH 0 /**< Incremented for fixes. */
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define CAKE_VERSION (CAKE_VERSION_MAJOR * 10000 + CAKE_VERSION_MINOR * 100 + CAKE_VERSION_PATCH)
@@ -249,6 +249,8 @@ typedef struct cake_table_program {
   int32_t threads;         /**< CTA size. */
   int32_t min_ctas_per_sm; /**< CTAs per SM its register budget is fitted to. */
   int32_t knobs[8];        /**< Family knobs in manifest order (see kernels/common/program_desc.h). */
+  int32_t knobs_ext[8];    /**< Knobs 8..15 in manifest order, 0 past a family's last knob
+                                (swiglu_mxfp8: col_lanes). Added in 0.2. */
 } cake_table_program;
 
 /** One route of a table. Initialise with cake_table_route_init(). */

@@ -9,7 +9,8 @@
  *   CAKE_NORMGATE_PROGRAM(sym, op, d, threads, min_ctas, rows_per_group, prefetch, persistent
  *                         [, tree])
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
- *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows]])
+ *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
+ *                       [, col_lanes]]])
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)
  * `sym` becomes the kernel symbol cake_<arch>_<sym> and the program name <arch>.<sym>.
  */
@@ -18,7 +19,7 @@
 
 #include <stdint.h>
 
-#define CAKE_MAX_KNOBS 8
+#define CAKE_MAX_KNOBS 16
 
 /* Families and ops are the public enums of cake.h (cake_family_t, cake_op_t); these short
  * names are what manifests use. */

@@ -21,14 +21,17 @@
 //     rowwise  quantized straight from registers: a 32-column block is two adjacent lanes
 //              (one shuffle exchanges the packed 16-bit amaxes of two blocks at once), 16 E4M3
 //              bytes per lane = one 16-byte store; the even/odd lane writes the scale byte.
-//     colwise  Y (BF16) goes to shared memory, row-major with a 16-byte XOR swizzle and 64 bytes
-//              of padding every 16 rows, so that phase 1's 16-byte stores and phase 2's column
+//     colwise  Y (BF16) goes to shared memory, row-major with a 16-byte XOR swizzle and
+//              padding every 16 rows, so that phase 1's 16-byte stores and phase 2's column
 //              reads are both free of bank conflicts.
 //   phase 2    (colwise and both) each thread takes two adjacent columns x 16 rows (a 32-bit
 //              shared load per row, the 16 words held for the amax and the conversion), the
 //              lane pair (h = 0, 1) of a 32-row block exchanges the packed amax, and each lane
-//              writes two 16-byte pieces: the transposed output col_q[o*M + m] is written as
-//              32-byte segments per column. Scale bytes go straight to col_s, or, in the staged
+//              writes two 16-byte pieces of the transposed output col_q[o*M + m]: the lanes of
+//              a column pair hold col_lanes consecutive 16-row chunks, so one store instruction
+//              writes col_lanes * 16 contiguous bytes of each of 32 / col_lanes columns (2
+//              lanes: 32-byte segments of 16 columns; 8 on a 128-row tile: 128-byte runs of 4).
+//              Scale bytes go straight to col_s, or, in the staged
 //              programs on 128-row tiles, into shared memory and out as whole pieces of the
 //              swizzled layout after the next tile's barrier (kStagedScales).
 //   NaN block  a block whose amax is Inf or NaN has the NaN scale; its multiplier is NaN, so
@@ -83,6 +86,11 @@
 //                    in 128-byte column runs loses 5-11% of its bandwidth against linear writes
 //                    on the H200 at 16384x7168 and 131072x8192, 256-byte runs 3-6%; adjacent
 //                    runs written by different CTAs do not recover it. docs/performance.md.)
+//   col_lanes        (optional, default 0 = 2; colwise/both) phase 2's lanes a column pair:
+//                    a power of two 2..32 dividing tile_rows/16. A warp's col_q store writes
+//                    32/col_lanes columns x col_lanes*16 contiguous bytes (fewer, whole-line L2
+//                    requests; on the H200 4 for 64-row and 128x64 tiles, 8 for 128x128 pairs,
+//                    session 15, docs/performance.md)
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -98,7 +106,7 @@ namespace cake {
 
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
           int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
-          int kGroupRows_ = 0>
+          int kGroupRows_ = 0, int kColLanes_ = 0>
 struct SwigluCfg {
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = kForm_ >= CAKE_SW_BWD_ROW;
@@ -127,6 +135,14 @@ struct SwigluCfg {
   static constexpr int kSmemRowWords = kTileOutCols / 2;        // 32-bit words per tile row
   static constexpr int kColPairs = kTileOutCols / 2;            // phase 2: column pairs
   static constexpr int kColItems = kColPairs * (kTileRows / 16);
+  // Phase 2's lanes (col_lanes knob; 0: 2): kItemLanes consecutive items take consecutive 16-row
+  // chunks of one column pair, so a warp's 16-byte store writes 32 / kItemLanes columns x
+  // kItemLanes * 16 contiguous bytes of col_q (with 8 on a 128-row tile: 4 columns x 128 bytes,
+  // 4 L2 requests of whole lines, where 2 lanes a column make 16 requests of one sector each).
+  // kYPad words of padding every 16 rows put those lanes' shared reads in distinct banks.
+  static constexpr int kRowChunks = kTileRows / 16;
+  static constexpr int kItemLanes = kColLanes_ == 0 ? 2 : kColLanes_;
+  static constexpr int kYPad = 32 / kItemLanes;
   // Staged inputs (pipeline >= 2): a stage is one tile's operands, [op][row][16-byte vector].
   static constexpr int kStages = kPipeline_ >= 2 ? kPipeline_ : 0;
   // Staged colwise scales (staged programs on 128-row tiles of 64 or 128 k-columns): a tile's
@@ -139,7 +155,7 @@ struct SwigluCfg {
       kColwise && kStages >= 2 && kTileRows == 128 && (kTileCols == 64 || kTileCols == 128);
   static constexpr int kScalePiece = kTileCols / 8;             // bytes of one piece
   static constexpr int kScalePieces = 32 * kOutPerK;            // pieces of a tile
-  static constexpr int kYWords = kTileRows * kSmemRowWords + (kTileRows / 16) * 16;
+  static constexpr int kYWords = kTileRows * kSmemRowWords + kRowChunks * kYPad;
   static constexpr int kSmemWords =
       kColwise ? kYWords + (kStagedScales ? kScalePieces * kScalePiece / 4 : 0) : 4;
   static constexpr int kOps = kBackward ? 3 : 2;                // gate, up (, grad)
@@ -167,6 +183,10 @@ struct SwigluCfg {
   static_assert(kPairRows == 1 || (kStages >= 2 && kColwise),
                 "tile pairs (group_rows -2): staged colwise or both programs only");
   static_assert(!kStagedScales || kScalePieces <= kThreads, "staged scales: a thread a piece");
+  static_assert(kColLanes_ == 0 || (kColwise && (kColLanes_ & (kColLanes_ - 1)) == 0 &&
+                                    kColLanes_ >= 2 && kColLanes_ <= 32 &&
+                                    kRowChunks % kColLanes_ == 0),
+                "col_lanes: 0, or (colwise/both) a power of two 2..32 dividing tile_rows/16");
 };
 
 namespace swiglu {
@@ -225,15 +245,16 @@ __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_
 }
 
 // ---- shared-memory Y tile ----
-// Word (row, w) of the tile: row-major, kSmemRowWords words a row, 16 words of padding every 16
-// rows (rows r and r+16, read together in phase 2, then start 16 banks apart), and the two
+// Word (row, w) of the tile: row-major, kSmemRowWords words a row, kYPad words of padding every
+// 16 rows (the kItemLanes 16-row chunks phase 2 reads together then start kYPad banks apart:
+// 2 lanes, rows r and r+16 16 banks apart), and the two
 // 16-byte halves of every 32-byte group swapped where bit 2 of (row*chunks_per_row + w/8) is
 // set (the four lanes 4..7 of each quarter-warp of phase 1's 16-byte stores then land on the
 // other half of the banks).
 template <class Cfg>
 __device__ __forceinline__ int smem_word(int row, int w) {
   const int f = ((row * Cfg::kChunksPerRow + (w >> 3)) >> 2) & 1;
-  return row * Cfg::kSmemRowWords + (row >> 4) * 16 + (w ^ (f << 2));
+  return row * Cfg::kSmemRowWords + (row >> 4) * Cfg::kYPad + (w ^ (f << 2));
 }
 
 // ---- Y of one slot row ----
@@ -428,17 +449,19 @@ template <class Cfg>
 __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                             int64_t k0, int item, const uint32_t *smem,
                                             int pair, ColPieces &held, uint8_t *sscale) {
-  const int h = item & 1;                    // which 16 rows of the 32-row block
-  const int rest = item >> 1;
-  const int c2 = rest % Cfg::kColPairs;      // word column = column pair
-  const int blk = rest / Cfg::kColPairs;     // 32-row block within the tile
+  constexpr int L = Cfg::kItemLanes;
+  const int rest = item / L;
+  const int c2 = rest % Cfg::kColPairs;                    // word column = column pair
+  const int rc = (rest / Cfg::kColPairs) * L + item % L;  // 16-row chunk within the tile
+  const int h = rc & 1;                                    // which 16 rows of the 32-row block
+  const int blk = rc >> 1;                                 // 32-row block within the tile
   const int r0 = blk * 32 + h * 16;
 
   // Word (r0 + j, c2) is smem_word(r0 + j, c2), written out: r0 is a multiple of 16, so
   // r0*kChunksPerRow is a multiple of 32 and the swap bit depends on j and c2 only. The 16 words
   // are read once and held across the shuffle (a second read per word measured no faster, run 2
   // of session 7, and every program still fits its registers without spills).
-  const uint32_t *rowbase = smem + (r0 >> 4) * 16;
+  const uint32_t *rowbase = smem + (r0 >> 4) * Cfg::kYPad;
   const int x = c2 >> 3;
   uint32_t wv[16];
 #pragma unroll
@@ -907,7 +930,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
-// Knobs after band_form are optional (pipeline, group_rows; 0 when left out).
+// Knobs after band_form are optional (pipeline, group_rows, col_lanes; 0 when left out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \

@@ -67,7 +67,9 @@ CAKE_API cake_status_t cake_table_program_get(cake_arch_t table, int32_t index,
   out.op = static_cast<cake_op_t>(p.op);
   out.threads = static_cast<int32_t>(p.threads);
   out.min_ctas_per_sm = static_cast<int32_t>(p.min_ctas_per_sm);
+  static_assert(sizeof out.knobs + sizeof out.knobs_ext == sizeof p.knobs, "knob count");
   for (int i = 0; i < 8; ++i) out.knobs[i] = p.knobs[i];
+  for (int i = 0; i < 8; ++i) out.knobs_ext[i] = p.knobs[8 + i];
   return write_struct("program", program, &out, sizeof out);
 }
 

@@ -20,7 +20,9 @@ int64_t smem_bytes(const cake_program_desc &prog) {
   if (!swiglu_mxfp8_form_colwise(form)) return 16;
   const int64_t tile_rows = prog.knobs[kSwTileRows], tile_cols = prog.knobs[kSwTileCols];
   const int64_t ranges = swiglu_mxfp8_form_backward(form) ? 2 : 1;
-  const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * 16;
+  // kYPad = 32 / col_lanes words of padding every 16 rows (col_lanes 0: 2 lanes).
+  const int64_t lanes = prog.knobs[kSwColLanes] == 0 ? 2 : prog.knobs[kSwColLanes];
+  const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * (32 / lanes);
   const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows == 128 &&
                              (tile_cols == 64 || tile_cols == 128);
   // Staged scales: 32 pieces a range of tile_cols / 8 bytes, i.e. tile_cols words a range.
@@ -54,6 +56,14 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   const int64_t slots = (tr / rpt) * (tc / kSlotCols);
   if (slots % threads != 0) return false;
   if (swiglu_mxfp8_form_colwise(prog.op) && tr % 32 != 0) return false;
+  // col_lanes: 0, or for colwise/both a power of two 2..32 that divides the 16-row chunks.
+  const int64_t lanes = prog.knobs[kSwColLanes];
+  if (lanes != 0) {
+    if (!swiglu_mxfp8_form_colwise(prog.op) || lanes < 2 || lanes > 32 ||
+        (lanes & (lanes - 1)) != 0 || (tr / 16) % lanes != 0) {
+      return false;
+    }
+  }
   if (smem_bytes(prog) > 48 * 1024) return false;
   for (int k = kSwLoadHint; k <= kSwSigmoidForm; ++k) {
     if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;

@@ -20,6 +20,7 @@ enum SwigluKnob {
   kSwBandForm = 5,
   kSwPipeline = 6,   // optional in a manifest line: 0 when left out; >= 2: staged (stages)
   kSwGroupRows = 7,  // optional in a manifest line: 0 when left out; -2: tile pairs
+  kSwColLanes = 8,   // optional in a manifest line: 0 (= 2) when left out; colwise/both
 };
 
 constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages

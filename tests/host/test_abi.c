@@ -93,6 +93,38 @@ static void test_null_handle_calls(void **state) {
                    CAKE_STATUS_INVALID_HANDLE);
 }
 
+/* Knobs past the eighth reach cake_table_program.knobs_ext (0.2): a SwiGLU program with the
+ * col_lanes knob has it in knobs_ext[0], a normgate program zeros; a struct of 0.1's size is
+ * filled up to its end and no further. */
+static void test_table_program_knobs_ext(void **state) {
+  (void)state;
+  int32_t np = 0, nr = 0;
+  assert_int_equal(cake_table_counts(CAKE_ARCH_SM90, &np, &nr), CAKE_STATUS_SUCCESS);
+  int found = 0;
+  for (int32_t i = 0; i < np; ++i) {
+    cake_table_program p;
+    assert_int_equal(cake_table_program_init(&p), CAKE_STATUS_SUCCESS);
+    memset(p.knobs_ext, 0x5A, sizeof p.knobs_ext);
+    assert_int_equal(cake_table_program_get(CAKE_ARCH_SM90, i, &p), CAKE_STATUS_SUCCESS);
+    if (p.family == CAKE_FAMILY_NORMGATE) {
+      for (int k = 0; k < 8; ++k) assert_int_equal(p.knobs_ext[k], 0);
+    }
+    if (strcmp(p.name, "sm90.sw_fwd_both_st2_128x128w_p2") == 0) {
+      found = 1;
+      assert_int_equal(p.knobs[7], -2); /* group_rows: tile pairs */
+      assert_int_equal(p.knobs_ext[0], 8); /* col_lanes */
+      for (int k = 1; k < 8; ++k) assert_int_equal(p.knobs_ext[k], 0);
+      cake_table_program old;
+      memset(&old, 0x5A, sizeof old);
+      old.struct_size = offsetof(cake_table_program, knobs_ext);
+      assert_int_equal(cake_table_program_get(CAKE_ARCH_SM90, i, &old), CAKE_STATUS_SUCCESS);
+      assert_int_equal(old.knobs[7], -2);
+      assert_int_equal(old.knobs_ext[0], 0x5A5A5A5A);
+    }
+  }
+  assert_true(found);
+}
+
 /* Runs in a child-free way: the driver is loaded once per process, so this test binary sets
  * CAKE_LIBCUDA before any create (main below). */
 static void test_no_driver(void **state) {
@@ -112,7 +144,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),         cmocka_unit_test(test_status_strings),
       cmocka_unit_test(test_enum_values_are_stable), cmocka_unit_test(test_init_functions),
-      cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_no_driver),
+      cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_table_program_knobs_ext),
+      cmocka_unit_test(test_no_driver),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

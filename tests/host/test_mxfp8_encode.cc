@@ -361,6 +361,23 @@ void test_launch(void **) {
   nine.knobs[cake::kSwPipeline] = 8;
   assert_true(cake::swiglu_mxfp8_program_ok(nine));
 
+  // col_lanes: phase 2's lanes a column pair, 0 (= 2) or a power of two 2..32 that divides the
+  // tile's 16-row chunks; colwise and both forms only (rowwise programs have no phase 2).
+  cake_program_desc lanes = staged;  // 128-row tile: 8 chunks
+  for (int l : {0, 2, 4, 8}) {
+    lanes.knobs[cake::kSwColLanes] = l;
+    assert_true(cake::swiglu_mxfp8_program_ok(lanes));
+  }
+  for (int l : {1, 3, 6, 16, 32, 64, -4}) {
+    lanes.knobs[cake::kSwColLanes] = l;
+    assert_false(cake::swiglu_mxfp8_program_ok(lanes));
+  }
+  cake_program_desc tall = program(CAKE_SW_FWD_COL, 256, 1, 512, 32, 2);  // 32 chunks
+  tall.knobs[cake::kSwColLanes] = 32;
+  assert_true(cake::swiglu_mxfp8_program_ok(tall));
+  nine.knobs[cake::kSwColLanes] = 2;  // rowwise
+  assert_false(cake::swiglu_mxfp8_program_ok(nine));
+
   cake::SwigluMxfp8Sizes z;
   assert_true(cake::swiglu_mxfp8_sizes(CAKE_SW_FWD_COL, 256, 512, &z));
   assert_int_equal(z.row_q_bytes, 0);

@@ -29,7 +29,7 @@ extern "C" {
 #include "swiglu_mxfp8_ref.h"
 
 // sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band,
-// pipeline, group_rows
+// pipeline, group_rows[, col_lanes]
 #define EMU_PROGRAMS(X)                                         \
   X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
   X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0, 0, 0)   \
@@ -91,10 +91,18 @@ extern "C" {
   X(fc_w, CAKE_SW_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)    \
   X(fb_w, CAKE_SW_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0)   \
   X(bc_w, CAKE_SW_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2)  \
-  X(fc_x, CAKE_SW_FWD_COL, 256, 2, 128, 64, 2, 0, 1, 3, 2, -2)
+  X(fc_x, CAKE_SW_FWD_COL, 256, 2, 128, 64, 2, 0, 1, 3, 2, -2)   \
+  X(bc_l4, CAKE_SW_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2, 4) \
+  X(bc_l8, CAKE_SW_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2, 8) \
+  X(bb_l4, CAKE_SW_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, -2, 4) \
+  X(fb_l8, CAKE_SW_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, -2, 8) \
+  X(fc_l4, CAKE_SW_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4)  \
+  X(fc_l4g, CAKE_SW_FWD_COL, 128, 5, 64, 64, 2, 1, 1, 3, 1, 32, 4) \
+  X(bb_l16, CAKE_SW_BWD_BOTH, 512, 1, 256, 32, 1, 0, 1, 2, 0, 0, 16) \
+  X(fc_l32, CAKE_SW_FWD_COL, 256, 1, 512, 32, 2, 0, 1, 3, 0, 0, 32)
 
-#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp) \
-  CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)
+#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, ...) \
+  CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, __VA_ARGS__)
 EMU_PROGRAMS(EMU_INSTANTIATE)
 
 namespace {
@@ -107,10 +115,10 @@ struct EmuProgram {
   cake_program_desc desc;
 };
 
-#define EMU_ENTRY(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, pipe, grp)       \
+#define EMU_ENTRY(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, ...)            \
   {#sym, emu_##sym,                                                                        \
    {#sym, #sym, CAKE_FAMILY_SWIGLU_MXFP8, form, threads, ctas,                            \
-    {tr, tc, rpt, hint, sig, band, pipe, grp}}},
+    {tr, tc, rpt, hint, sig, band, __VA_ARGS__}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
 const std::vector<uint32_t> &table() {

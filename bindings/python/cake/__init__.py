@@ -5,7 +5,7 @@ addresses and streams as integer CUstream/cudaStream_t values, so any CUDA Pytho
 it; `cake.torch` is the PyTorch layer (autograd functions, custom ops) on top of this module.
 
     import cake
-    print(cake.version())                       # (0, 1, 0)
+    print(cake.version())                       # (0, 2, 0)
     with cake.Handle(0) as h:                   # device 0
         desc = cake.normgate_desc(rows=4096, d=128)
         h.normgate_forward(desc, x_ptr, z_ptr, w_ptr, y_ptr, stream=stream_ptr)
@@ -42,7 +42,7 @@ from .errors import (
     UnsupportedShapeError,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Arch", "Family", "Op", "DType", "NormgatePackage", "NormgateFlags", "Orientation", "Status",
@@ -196,6 +196,7 @@ class TableProgram:
     threads: int
     min_ctas_per_sm: int
     knobs: tuple
+    knobs_ext: tuple = (0,) * 8  # knobs 8..15 (swiglu_mxfp8: col_lanes); zeros from a 0.1 library
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,7 +262,7 @@ def table_programs(arch) -> list[TableProgram]:
         _L().call("cake_table_program_get", int(arch), i, byref(s))
         fam = Family(s.family) if s.family in Family._value2member_map_ else s.family
         out.append(TableProgram(_str(s.name), _str(s.kernel), fam, s.op, s.threads,
-                                s.min_ctas_per_sm, tuple(s.knobs)))
+                                s.min_ctas_per_sm, tuple(s.knobs), tuple(s.knobs_ext)))
     return out
 
 

@@ -84,6 +84,7 @@ class TableProgramStruct(ctypes.Structure):
         ("threads", c_int32),
         ("min_ctas_per_sm", c_int32),
         ("knobs", c_int32 * 8),
+        ("knobs_ext", c_int32 * 8),  # 0.2
     ]
 
 

@@ -219,6 +219,10 @@ def test_program_tables_without_a_device():
         assert len(names) == len(programs)
         assert all(r.program in names for r in routes), arch
         assert all(p.family in (cake.Family.NORMGATE, cake.Family.SWIGLU_MXFP8) for p in programs)
+        assert all(len(p.knobs) == 8 and len(p.knobs_ext) == 8 for p in programs)
+    lanes = {p.name: p.knobs_ext[0] for p in cake.table_programs(cake.Arch.SM90)}
+    assert lanes["sm90.sw_fwd_both_st2_128x128w_p2"] == 8  # col_lanes, the ninth knob
+    assert lanes["sm90.sw_fwd_row_st2_r8"] == 0
     with pytest.raises(cake.InvalidArgumentError) as e:
         cake.table_programs(55)
     assert e.value.message

@@ -774,6 +774,8 @@ pub struct TableProgram {
     pub threads: i32,
     pub min_ctas_per_sm: i32,
     pub knobs: [i32; 8],
+    /// Knobs 8..15 in manifest order (swiglu_mxfp8: col_lanes); zeros from a 0.1 library.
+    pub knobs_ext: [i32; 8],
 }
 
 /// One route of a table (`cake_table_route`); metric_hi -1 means open.
@@ -818,6 +820,7 @@ pub fn table_programs(arch: Arch) -> Result<Vec<TableProgram>> {
                 threads: s.threads,
                 min_ctas_per_sm: s.min_ctas_per_sm,
                 knobs: s.knobs,
+                knobs_ext: s.knobs_ext,
             });
         }
         Ok(out)

@@ -186,6 +186,14 @@ fn program_tables() {
                 r.program
             );
         }
+        if arch == Arch::SM90 {
+            // col_lanes, the ninth knob, in knobs_ext[0].
+            let p = programs
+                .iter()
+                .find(|p| p.name == "sm90.sw_fwd_both_st2_128x128w_p2")
+                .expect("program");
+            assert_eq!((p.knobs[7], p.knobs_ext[0]), (-2, 8));
+        }
     }
     let e = cake::table_programs(Arch(55)).unwrap_err();
     assert_eq!(e.status(), Status::INVALID_ARGUMENT);
