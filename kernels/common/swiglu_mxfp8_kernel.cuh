@@ -155,9 +155,21 @@ struct SwigluCfg {
       kColwise && kStages >= 2 && kTileRows == 128 && (kTileCols == 64 || kTileCols == 128);
   static constexpr int kScalePiece = kTileCols / 8;             // bytes of one piece
   static constexpr int kScalePieces = 32 * kOutPerK;            // pieces of a tile
+  // Staged rowwise scales (the both form of those programs on 128 k-columns): a 128x128 tile's
+  // row_s bytes are one whole 512-byte block of the swizzled layout (32 rows m%32 x 16 bytes: the
+  // four (m/32)%4 x the four column slots). Phase 1 writes them into a copy of the block in
+  // shared memory, double-buffered by tile parity (phase 1 of the next tile runs while its first
+  // threads store this one's), and after the next top barrier 32 threads store it in 16-byte
+  // pieces: 4 requests of whole lines where each warp's byte store wrote 4 sectors in part, 16
+  // warps a tile. (With 64 k-columns the block is half the tile's: its 2-byte stores of
+  // partial sectors measured 0.97x at 32768x8192 and 131072x8192, session 15 run 9.)
+  static constexpr bool kStagedRowScales = kStagedScales && kRowwise && kTileCols == 128;
+  static constexpr int kRowScaleBytes = 512 * kOutPerK;         // one buffer: a block a range
   static constexpr int kYWords = kTileRows * kSmemRowWords + kRowChunks * kYPad;
   static constexpr int kSmemWords =
-      kColwise ? kYWords + (kStagedScales ? kScalePieces * kScalePiece / 4 : 0) : 4;
+      kColwise ? kYWords + (kStagedScales ? kScalePieces * kScalePiece / 4 : 0) +
+                     (kStagedRowScales ? 2 * kRowScaleBytes / 4 : 0)
+               : 4;
   static constexpr int kOps = kBackward ? 3 : 2;                // gate, up (, grad)
   static constexpr int kRowVecs = kTileCols / 8;                // 16-byte vectors of a tile row
   static constexpr int kStageVecs = kOps * kTileRows * kRowVecs;
@@ -183,6 +195,8 @@ struct SwigluCfg {
   static_assert(kPairRows == 1 || (kStages >= 2 && kColwise),
                 "tile pairs (group_rows -2): staged colwise or both programs only");
   static_assert(!kStagedScales || kScalePieces <= kThreads, "staged scales: a thread a piece");
+  static_assert(!kStagedRowScales || kRowScaleBytes / 16 <= kThreads,
+                "staged row scales: a thread a store");
   static_assert(kColLanes_ == 0 || (kColwise && (kColLanes_ & (kColLanes_ - 1)) == 0 &&
                                     kColLanes_ >= 2 && kColLanes_ <= 32 &&
                                     kRowChunks % kColLanes_ == 0),
@@ -348,7 +362,7 @@ __device__ __forceinline__ void load_row(const cake_swiglu_mxfp8_params &p, int6
 template <class Cfg>
 __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                             int64_t k0, int slot, int r, const SlotIn<Cfg> &in,
-                                            uint32_t *smem) {
+                                            uint32_t *smem, uint8_t *rscale = nullptr) {
   constexpr int G = Cfg::kOutPerK;  // 16-value groups per row: Y, or dgate and dup
   const int chunk = slot % Cfg::kChunksPerRow;
   const int row_group = slot / Cfg::kChunksPerRow;
@@ -378,7 +392,12 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
         const int64_t o = g ? K + k : k;
         store16(p.row_q + m * p.O + o, q);
         if (odd == (g == 1)) {
-          p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
+          if (Cfg::kStagedRowScales && rscale != nullptr) {  // the tile's block copy
+            rscale[g * 512 + (row & 31) * 16 + ((row >> 5) & 3) * 4 + ((o >> 5) & 3)] =
+                (uint8_t)s;
+          } else {
+            p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
+          }
         }
       }
     }
@@ -610,6 +629,28 @@ __device__ __forceinline__ void store_staged_scales(const cake_swiglu_mxfp8_para
   }
 }
 
+// Staged row scales: whether the tile takes them (staged_scales_ok, and row_s aligned for the
+// 16-byte stores); uniform over the CTA.
+template <class Cfg>
+__device__ __forceinline__ bool staged_row_scales_ok(const cake_swiglu_mxfp8_params &p) {
+  return (reinterpret_cast<uintptr_t>(p.row_s) & 15) == 0;
+}
+
+// Store the staged row scales of the tile at (m0, k0) from its block copies: per range, the
+// 512-byte block at (m0, the range's first column block, a multiple of 4), 16 bytes a thread.
+template <class Cfg>
+__device__ __forceinline__ void store_staged_row_scales(const cake_swiglu_mxfp8_params &p,
+                                                        int64_t m0, int64_t k0,
+                                                        const uint8_t *rscale) {
+  const int t = threadIdx.x;
+  if (t < 32 * Cfg::kOutPerK) {
+    const int g = t >> 5, q = t & 31;
+    const int64_t j0 = ((g ? p.K : 0) + k0) >> 5;
+    uint8_t *dst = p.row_s + mx::swizzle_offset(m0, j0, p.row_s_cols_padded) + q * 16;
+    *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(rscale + g * 512 + q * 16);
+  }
+}
+
 }  // namespace swiglu
 
 namespace swiglu {
@@ -816,9 +857,12 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
     for (int s = 0; s < S - 1; ++s) issue_ahead(ring + s * Cfg::kStageVecs);
     int stage = 0;  // stage of `at`
     swiglu::ColPieces held[Cfg::kPairRows == 2 ? kItemPasses : 1];  // upper tile of a pair
-    // Staged scales: the pieces of the tile before, stored after the barrier that ends it.
+    // Staged scales: the pieces of the tile before, stored after the barrier that ends it; the
+    // row scales' two buffers follow the column pieces.
     uint8_t *const sscale = reinterpret_cast<uint8_t *>(smem + Cfg::kYWords);
-    bool pieces = false;
+    uint8_t *const rscale = sscale + Cfg::kScalePieces * Cfg::kScalePiece;
+    bool pieces = false, rpieces = false;
+    int rbuf = 0;  // this tile's row-scale buffer
     int64_t pm0 = 0, pk0 = 0;
 #pragma unroll 1
     while (sw.valid(at)) {
@@ -828,11 +872,27 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
       if constexpr (Cfg::kStagedScales) {
         if (pieces) swiglu::store_staged_scales<Cfg>(p, pm0, pk0, sscale);
       }
+      if constexpr (Cfg::kStagedRowScales) {
+        if (rpieces) {
+          swiglu::store_staged_row_scales<Cfg>(p, pm0, pk0, rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
+        }
+      }
       int64_t m0, k0;
       sw.origin(at, m0, k0);
       const int pair = sw.pair_state(at);
       sw.advance(at);
       const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
+      // This tile's pieces: written in its phase 2 (column scales) or phase 1 (row scales),
+      // stored after the next top barrier by the first threads before they reach the next phase
+      // 2's opening barrier, the only way to the next rewrite of the column pieces; the row
+      // scales alternate between two buffers, the next tile's phase 1 writing the other one.
+      if constexpr (Cfg::kStagedScales) {
+        pieces = swiglu::staged_scales_ok<Cfg>(p, m0, k0);
+        pm0 = m0;
+        pk0 = k0;
+      }
+      if constexpr (Cfg::kStagedRowScales) rpieces = pieces && swiglu::staged_row_scales_ok<Cfg>(p);
+      uint8_t *const rs = rpieces ? rscale + rbuf * Cfg::kRowScaleBytes : nullptr;
 #pragma unroll
       for (int pass = 0; pass < Cfg::kPasses; ++pass) {
         const int slot = threadIdx.x + pass * Cfg::kThreads;
@@ -840,22 +900,22 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 #pragma unroll
         for (int r = 0; r < Cfg::kRpt; ++r) swiglu::stage_row<Cfg>(in_stage, slot, r, in);
 #pragma unroll
-        for (int r = 0; r < Cfg::kRpt; ++r) swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem);
-      }
-      // This tile's pieces: written in its phase 2, stored after the next top barrier by the
-      // first kScalePieces threads before they reach the next phase 2's opening barrier, the
-      // only way to the next rewrite of the pieces.
-      if constexpr (Cfg::kStagedScales) {
-        pieces = swiglu::staged_scales_ok<Cfg>(p, m0, k0);
-        pm0 = m0;
-        pk0 = k0;
+        for (int r = 0; r < Cfg::kRpt; ++r) {
+          swiglu::compute_row<Cfg>(p, m0, k0, slot, r, in, smem, rs);
+        }
       }
       swiglu::phase2_tile<Cfg>(p, m0, k0, smem, pair, held, pieces ? sscale : nullptr);
       stage = stage == S - 1 ? 0 : stage + 1;  // no closing barrier: the next top one
+      rbuf ^= 1;
     }
     if constexpr (Cfg::kStagedScales) {
       __syncthreads();
       if (pieces) swiglu::store_staged_scales<Cfg>(p, pm0, pk0, sscale);
+    }
+    if constexpr (Cfg::kStagedRowScales) {
+      if (rpieces) {
+        swiglu::store_staged_row_scales<Cfg>(p, pm0, pk0, rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
+      }
     }
     cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit
   } else if constexpr (Cfg::kPipeline == 0) {

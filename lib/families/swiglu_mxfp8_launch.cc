@@ -25,8 +25,12 @@ int64_t smem_bytes(const cake_program_desc &prog) {
   const int64_t y = tile_rows * (tile_cols * ranges / 2) + (tile_rows / 16) * (32 / lanes);
   const bool staged_scales = prog.knobs[kSwPipeline] >= 2 && tile_rows == 128 &&
                              (tile_cols == 64 || tile_cols == 128);
-  // Staged scales: 32 pieces a range of tile_cols / 8 bytes, i.e. tile_cols words a range.
-  return (y + (staged_scales ? ranges * tile_cols : 0)) * 4;
+  // Staged scales: 32 pieces a range of tile_cols / 8 bytes, i.e. tile_cols words a range; the
+  // both forms on 128 k-columns add two buffers of a 512-byte block a range for the row scales.
+  const bool staged_row_scales =
+      staged_scales && swiglu_mxfp8_form_rowwise(form) && tile_cols == 128;
+  return (y + (staged_scales ? ranges * tile_cols : 0) + (staged_row_scales ? 2 * ranges * 128 : 0)) *
+         4;
 }
 
 }  // namespace
