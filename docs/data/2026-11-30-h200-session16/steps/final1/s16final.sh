@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# session 16 final (HEAD: the group guard for the 32x32 forward programs, sw_bwd_col_t32,
+# sw_fwd_row, sw_fwd_row_st2_r8, sw_bwd_col, sw_bwd_row_evict; the 32x32 forward routes):
+# cake-bench with the routing check (table run first on the machine); the SwiGLU forms against
+# session 15's library (5939f4a, .stageB/s15.so); test_swiglu_mxfp8, test_abi,
+# test_mxfp8_encode; compute-sanitizer (4 tools) over the sm90 table; the demo.
+set -u
+export LD_LIBRARY_PATH=$PWD/.stage/lib:$PWD/.stage/deps
+R=$OUT/r; mkdir -p $R; cp $0 $R/
+SECONDS=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv > $R/nvidia-smi.csv
+B=.stage/bench/cake-bench
+timeout 300 $B --routing --json $R/cake.json > $R/cake.log 2>&1; echo "bench rc $? at $SECONDS, $(grep -c FLAG $R/cake.log) flags"
+grep FLAG $R/cake.log
+nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> $R/nvidia-smi.csv
+timeout 150 $B --family swiglu --no-limit --ab-libs .stageB/s15.so,.stage/lib/libcake.so --sw-shapes 128x128,256x512,512x512,1024x2048,2048x2048,4096x2048,4096x7168,16384x7168,131072x8192 --rounds 10 --json $R/ab_s15_head.json > $R/ab_s15_head.log 2>&1; echo "ab s15 rc $? at $SECONDS"
+sed -n '/interleaved A\/B/,$p' $R/ab_s15_head.log | grep swiglu
+timeout 300 tools/run-tests.sh .stage 'swiglu_mxfp8|abi|mxfp8_encode' > $R/tests.log 2>&1; echo "tests rc $? at $SECONDS"
+grep -E "^===|FAILED|passed" $R/tests.log | tail -8
+CAKE_SANITIZE_TABLES=default CAKE_SANITIZE_TOOLS="memcheck racecheck synccheck initcheck" timeout 200 tools/sanitize-on-device.sh .stage $R/sanitize > $R/sanitize.log 2>&1; echo "sanitize rc $? at $SECONDS"
+cat $R/sanitize/summary.md 2>/dev/null | tail -6
+.stage/examples/cake_demo > $R/demo.log 2>&1; echo "demo rc $? at $SECONDS"
+tar czf $OUT/r.tgz -C $OUT r && rm -rf $R
