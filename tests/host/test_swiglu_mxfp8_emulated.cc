@@ -99,7 +99,11 @@ extern "C" {
   X(fc_l4, CAKE_SW_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4)  \
   X(fc_l4g, CAKE_SW_FWD_COL, 128, 5, 64, 64, 2, 1, 1, 3, 1, 32, 4) \
   X(bb_l16, CAKE_SW_BWD_BOTH, 512, 1, 256, 32, 1, 0, 1, 2, 0, 0, 16) \
-  X(fc_l32, CAKE_SW_FWD_COL, 256, 1, 512, 32, 2, 0, 1, 3, 0, 0, 32)
+  X(fc_l32, CAKE_SW_FWD_COL, 256, 1, 512, 32, 2, 0, 1, 3, 0, 0, 32) \
+  X(fr_g32, CAKE_SW_FWD_ROW, 64, 12, 32, 32, 1, 0, 1, 3, 0, 0)  \
+  X(fb_g32, CAKE_SW_FWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 3, 0, 0) \
+  X(br_g32, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 1, 3, 0, 0)  \
+  X(bc_g32, CAKE_SW_BWD_COL, 64, 12, 32, 32, 1, 0, 1, 3, 0, 0)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, ...) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, __VA_ARGS__)
