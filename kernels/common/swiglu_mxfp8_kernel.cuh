@@ -91,6 +91,13 @@
 //                    32/col_lanes columns x col_lanes*16 contiguous bytes (fewer, whole-line L2
 //                    requests; on the H200 4 for 64-row and 128x64 tiles, 8 for 128x128 pairs,
 //                    session 15, docs/performance.md)
+//   slot_cols        (optional, default 0 = 16) k-columns of a thread's slot: 16, or 8 (unstaged
+//                    programs): one 16-byte load per operand row, half the sigmoids and
+//                    conversions a thread, so twice the threads for a tile; a 32-column block's
+//                    rowwise bytes come from 4 lanes (two shuffle levels, 8-byte stores: a
+//                    warp's store still covers whole sectors). Where a tile's warps are alone on
+//                    their schedulers (small shapes), a thread's dependent chain is the kernel's
+//                    time and halving it is what counts.
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -106,7 +113,7 @@ namespace cake {
 
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
           int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
-          int kGroupRows_ = 0, int kColLanes_ = 0>
+          int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0>
 struct SwigluCfg {
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = kForm_ >= CAKE_SW_BWD_ROW;
@@ -125,8 +132,14 @@ struct SwigluCfg {
   static constexpr int kGroupRows = kGroupRows_ > 0 ? kGroupRows_ : 0;
   static constexpr int kPairRows = kGroupRows_ == -2 ? 2 : 1;
 
-  static constexpr int kSlotCols = 16;                          // k-columns per thread slot
+  // k-columns per thread slot (slot_cols knob; 0: 16). 8 halves a thread's phase-1 chain where
+  // warps are few (small shapes): one 16-byte load per operand, 4 lanes a 32-column block.
+  static constexpr int kSlotCols = kSlotCols_ == 0 ? 16 : kSlotCols_;
+  static constexpr int kSlotVecs = kSlotCols / 8;               // 16-byte vectors per operand row
+  static constexpr int kSlotWords = kSlotCols / 2;              // BF16 pairs per slot row
+  static constexpr int kBlockLanes = 32 / kSlotCols;            // lanes of a 32-column block
   static constexpr int kChunksPerRow = kTileCols / kSlotCols;   // slots along k
+  static constexpr int kYGroups = kTileCols / 16;               // Y tile swizzle (slot-free)
   static constexpr int kRowGroups = kTileRows / kRpt;           // slot rows
   static constexpr int kSlots = kRowGroups * kChunksPerRow;
   static constexpr int kPasses = kSlots / kThreads;
@@ -180,8 +193,10 @@ struct SwigluCfg {
   static_assert(kRpt == 1 || kRpt == 2, "rows_per_thread is 1 or 2");
   static_assert(kTileCols % 32 == 0 && kTileCols > 0, "tile_cols: a multiple of 32");
   static_assert(kTileRows % kRpt == 0 && kTileRows > 0, "tile_rows: a multiple of rows_per_thread");
+  static_assert(kSlotCols == 16 || kSlotCols == 8, "slot_cols is 0 (16) or 8");
+  static_assert(kSlotCols == 16 || kPipeline_ < 2, "slot_cols 8: unstaged programs only");
   static_assert(kSlots % kThreads == 0,
-                "(tile_rows/rows_per_thread)*(tile_cols/16) must be a multiple of threads");
+                "(tile_rows/rows_per_thread)*(tile_cols/slot_cols) must be a multiple of threads");
   static_assert(!kColwise || kTileRows % 32 == 0, "colwise/both: tile_rows a multiple of 32");
   static_assert(kSmemWords * 4 <= 48 * 1024, "colwise tile exceeds 48 KiB of static smem");
   static_assert(!kColwise || kColItems % 32 == 0, "phase 2 items: whole warps");
@@ -249,13 +264,13 @@ __device__ __forceinline__ uint32_t quantize_word_pair(uint32_t y0, uint32_t y1,
   return e4m3x4(bf16_lo(p0), bf16_hi(p0), bf16_lo(p1), bf16_hi(p1));
 }
 
-// Eight words (16 values of one block) with scale s: 16 E4M3 bytes.
-__device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_t s) {
+// N words (2N values of one block) with scale s: 2N E4M3 bytes, N/2 words.
+template <int N>
+__device__ __forceinline__ void quantize_words(const uint32_t (&w)[N], uint32_t s,
+                                               uint32_t (&q)[N / 2]) {
   const uint32_t k2 = block_multiplier_bf16(s) * 0x10001u;
-  uint32_t q[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) q[i] = quantize_word_pair(w[2 * i], w[2 * i + 1], k2);
-  return make_uint4(q[0], q[1], q[2], q[3]);
+  for (int i = 0; i < N / 2; ++i) q[i] = quantize_word_pair(w[2 * i], w[2 * i + 1], k2);
 }
 
 // ---- shared-memory Y tile ----
@@ -267,7 +282,7 @@ __device__ __forceinline__ uint4 quantize_words8(const uint32_t (&w)[8], uint32_
 // other half of the banks).
 template <class Cfg>
 __device__ __forceinline__ int smem_word(int row, int w) {
-  const int f = ((row * Cfg::kChunksPerRow + (w >> 3)) >> 2) & 1;
+  const int f = ((row * Cfg::kYGroups + (w >> 3)) >> 2) & 1;
   return row * Cfg::kSmemRowWords + (row >> 4) * Cfg::kYPad + (w ^ (f << 2));
 }
 
@@ -297,15 +312,39 @@ __device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t
 
 // Y of 16 k-columns of one row. gate points at the row's 16 gates (up at gate + K, grad at
 // grad); only the flagged-pair loop reads them again.
+// The words of V 16-byte vectors. (Two vectors through a const initializer list, as before
+// slot_cols existed: a loop of copies gives the 16-column programs the same instructions in
+// another order, and their SASS was to stay as measured.)
+template <int V>
+__device__ __forceinline__ void words_of(const uint4 (&v)[V], uint32_t (&w)[4 * V]) {
+  if constexpr (V == 2) {
+    const uint32_t c[8] = {v[0].x, v[0].y, v[0].z, v[0].w, v[1].x, v[1].y, v[1].z, v[1].w};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i] = c[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      w[4 * i] = v[i].x;
+      w[4 * i + 1] = v[i].y;
+      w[4 * i + 2] = v[i].z;
+      w[4 * i + 3] = v[i].w;
+    }
+  }
+}
+
 template <class Cfg>
-__device__ __forceinline__ void compute_y(const uint4 (&gv)[2], const uint4 (&uv)[2],
-                                          const uint4 (&dv)[2], const uint16_t *gate,
-                                          const uint16_t *grad, int64_t K, uint32_t (&y0)[8],
-                                          uint32_t (&y1)[8]) {
-  const uint32_t gw[8] = {gv[0].x, gv[0].y, gv[0].z, gv[0].w, gv[1].x, gv[1].y, gv[1].z, gv[1].w};
-  const uint32_t uw[8] = {uv[0].x, uv[0].y, uv[0].z, uv[0].w, uv[1].x, uv[1].y, uv[1].z, uv[1].w};
-  const uint32_t dw[8] = {dv[0].x, dv[0].y, dv[0].z, dv[0].w, dv[1].x, dv[1].y, dv[1].z, dv[1].w};
-  for_each_sigmoid_pair<Cfg::kSig, Cfg::kBand, 8>(
+__device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
+                                          const uint4 (&uv)[Cfg::kSlotVecs],
+                                          const uint4 (&dv)[Cfg::kSlotVecs], const uint16_t *gate,
+                                          const uint16_t *grad, int64_t K,
+                                          uint32_t (&y0)[Cfg::kSlotWords],
+                                          uint32_t (&y1)[Cfg::kSlotWords]) {
+  constexpr int W = Cfg::kSlotWords;
+  uint32_t gw[W], uw[W], dw[W];
+  words_of(gv, gw);
+  words_of(uv, uw);
+  words_of(dv, dw);
+  for_each_sigmoid_pair<Cfg::kSig, Cfg::kBand, W>(
       gw, [&](int i, float2 g, float2 s) { y_pair<Cfg>(g, s, uw[i], dw[i], y0[i], y1[i]); },
       [&](int j) {
         // Flagged pairs only exist in rows that were loaded (a zero-filled slot has g = 0).
@@ -318,7 +357,7 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[2], const uint4 (&uv
         uint32_t a = 0, b = 0;
         y_pair<Cfg>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a, b);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < W; ++i) {
           y0[i] = (i == j) ? a : y0[i];
           if constexpr (Cfg::kBackward) y1[i] = (i == j) ? b : y1[i];
         }
@@ -329,7 +368,7 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[2], const uint4 (&uv
 // The loaded inputs of one slot: kRpt rows of 16 gates, 16 ups and (backward) 16 grads.
 template <class Cfg>
 struct SlotIn {
-  uint4 g[Cfg::kRpt][2], u[Cfg::kRpt][2], d[Cfg::kRpt][2];
+  uint4 g[Cfg::kRpt][Cfg::kSlotVecs], u[Cfg::kRpt][Cfg::kSlotVecs], d[Cfg::kRpt][Cfg::kSlotVecs];
 };
 
 // Issue the loads of row r of a slot (zeros outside the problem).
@@ -342,17 +381,18 @@ __device__ __forceinline__ void load_row(const cake_swiglu_mxfp8_params &p, int6
   const int64_t k = k0 + chunk * Cfg::kSlotCols;
   const int64_t m = m0 + row_group + r * Cfg::kRowGroups;
   const uint4 z = make_uint4(0u, 0u, 0u, 0u);
-  in.g[r][0] = in.g[r][1] = in.u[r][0] = in.u[r][1] = in.d[r][0] = in.d[r][1] = z;
+#pragma unroll
+  for (int v = 0; v < Cfg::kSlotVecs; ++v) in.g[r][v] = in.u[r][v] = in.d[r][v] = z;
   if (k < K && m < p.M) {
     const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
-    in.g[r][0] = load16<Cfg::kLoadHint>(gate);
-    in.g[r][1] = load16<Cfg::kLoadHint>(gate + 8);
-    in.u[r][0] = load16<Cfg::kLoadHint>(gate + K);
-    in.u[r][1] = load16<Cfg::kLoadHint>(gate + K + 8);
+#pragma unroll
+    for (int v = 0; v < Cfg::kSlotVecs; ++v) in.g[r][v] = load16<Cfg::kLoadHint>(gate + 8 * v);
+#pragma unroll
+    for (int v = 0; v < Cfg::kSlotVecs; ++v) in.u[r][v] = load16<Cfg::kLoadHint>(gate + K + 8 * v);
     if constexpr (Cfg::kBackward) {
       const uint16_t *grad = p.grad + m * K + k;  // [M, K]
-      in.d[r][0] = load16<Cfg::kLoadHint>(grad);
-      in.d[r][1] = load16<Cfg::kLoadHint>(grad + 8);
+#pragma unroll
+      for (int v = 0; v < Cfg::kSlotVecs; ++v) in.d[r][v] = load16<Cfg::kLoadHint>(grad + 8 * v);
     }
   }
 }
@@ -372,26 +412,34 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
   const int64_t m = m0 + row;
   const bool ok = k < K && m < p.M;
   const uint16_t *gate = p.in + m * (2 * K) + k;
-  uint32_t y[G][8];
+  uint32_t y[G][Cfg::kSlotWords];
   compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr,
                  K, y[0], y[G - 1]);
 
   if constexpr (Cfg::kRowwise) {
-    // Lanes 2i and 2i+1 hold the two halves of each 32-column block. Backward, the dgate and
-    // dup amaxes travel in one shuffle, and the even lane writes dgate's scale byte, the odd
-    // lane dup's; forward, the even lane writes the one scale byte.
-    const bool odd = (threadIdx.x & 1) != 0;
+    // The kBlockLanes adjacent lanes (2, or 4 with 8-column slots) of a 32-column block hold
+    // its pieces. Backward, the dgate and dup amaxes travel in one shuffle a level, and the
+    // block's first lane writes dgate's scale byte, its second dup's; forward, the first lane
+    // writes the one scale byte.
+    constexpr int L = Cfg::kBlockLanes;
+    const int lane_in_block = threadIdx.x & (L - 1);
     uint32_t a = halves_max(amax2(y[0]));
     if constexpr (G == 2) a |= halves_max(amax2(y[1])) << 16;
-    a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+#pragma unroll
+    for (int lm = 1; lm < L; lm <<= 1) a = __vmaxu2(a, __shfl_xor_sync(0xFFFFFFFFu, a, lm));
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const uint32_t s = mx::scale_from_amax_bits(g ? a >> 16 : a & 0xFFFFu);
-      const uint4 q = quantize_words8(y[g], s);
+      uint32_t q[Cfg::kSlotWords / 2];
+      quantize_words(y[g], s, q);
       if (ok) {
         const int64_t o = g ? K + k : k;
-        store16(p.row_q + m * p.O + o, q);
-        if (odd == (g == 1)) {
+        if constexpr (Cfg::kSlotCols == 16) {
+          store16(p.row_q + m * p.O + o, make_uint4(q[0], q[1], q[2], q[3]));
+        } else {
+          store8(p.row_q + m * p.O + o, make_uint2(q[0], q[1]));
+        }
+        if (lane_in_block == g) {
           if (Cfg::kStagedRowScales && rscale != nullptr) {  // the tile's block copy
             rscale[g * 512 + (row & 31) * 16 + ((row >> 5) & 3) * 4 + ((o >> 5) & 3)] =
                 (uint8_t)s;
@@ -407,12 +455,14 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
     if (ok) {
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        // Words w .. w+7 of the row: Y, or dgate then (kTileCols/2 words on) dup.
-        const int w = (g ? Cfg::kTileCols / 2 : 0) + chunk * (Cfg::kSlotCols / 2);
+        // Words w .. w+kSlotWords-1 of the row: Y, or dgate then (kTileCols/2 words on) dup.
+        const int w = (g ? Cfg::kTileCols / 2 : 0) + chunk * Cfg::kSlotWords;
         *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w)) =
             make_uint4(y[g][0], y[g][1], y[g][2], y[g][3]);
-        *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w + 4)) =
-            make_uint4(y[g][4], y[g][5], y[g][6], y[g][7]);
+        if constexpr (Cfg::kSlotVecs == 2) {
+          *reinterpret_cast<uint4 *>(smem + smem_word<Cfg>(row, w + 4)) =
+              make_uint4(y[g][4], y[g][5], y[g][6], y[g][7]);
+        }
       }
     }
   }
@@ -477,7 +527,7 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int r0 = blk * 32 + h * 16;
 
   // Word (r0 + j, c2) is smem_word(r0 + j, c2), written out: r0 is a multiple of 16, so
-  // r0*kChunksPerRow is a multiple of 32 and the swap bit depends on j and c2 only. The 16 words
+  // r0*kYGroups is a multiple of 32 and the swap bit depends on j and c2 only. The 16 words
   // are read once and held across the shuffle (a second read per word measured no faster, run 2
   // of session 7, and every program still fits its registers without spills).
   const uint32_t *rowbase = smem + (r0 >> 4) * Cfg::kYPad;
@@ -485,7 +535,7 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   uint32_t wv[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
-    const int f = ((j * Cfg::kChunksPerRow + x) >> 2) & 1;
+    const int f = ((j * Cfg::kYGroups + x) >> 2) & 1;
     wv[j] = rowbase[(r0 + j) * Cfg::kSmemRowWords + (c2 ^ (f << 2))];
   }
   uint32_t a = amax2(wv);
@@ -990,7 +1040,8 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
-// Knobs after band_form are optional (pipeline, group_rows, col_lanes; 0 when left out).
+// Knobs after band_form are optional (pipeline, group_rows, col_lanes, slot_cols; 0 when left
+// out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \

@@ -63,6 +63,12 @@ __device__ __forceinline__ void store16(void *ptr, uint4 v) {
 #endif
 }
 
+// 8 bytes: the rowwise pieces of programs with 8-column slots (a warp still writes whole
+// 32-byte sectors: four lanes a block).
+__device__ __forceinline__ void store8(void *ptr, uint2 v) {
+  *reinterpret_cast<uint2 *>(ptr) = v;
+}
+
 #if !defined(CAKE_HOST_EMULATION)
 // Warm L2 with a contiguous byte range (16-byte aligned, size a multiple of 16). Exists from
 // sm_90; the copy engine does it, the issuing thread does not wait.

@@ -8,7 +8,10 @@ namespace cake {
 
 namespace {
 
-constexpr int kSlotCols = 16;  // k-columns per thread slot (SwigluCfg::kSlotCols)
+// k-columns per thread slot (SwigluCfg::kSlotCols): the slot_cols knob, 0 meaning 16.
+int64_t slot_cols(const cake_program_desc &prog) {
+  return prog.knobs[kSwSlotCols] == 0 ? 16 : prog.knobs[kSwSlotCols];
+}
 constexpr int64_t kMaxTiles = INT32_MAX;  // the kernel counts tiles in 32 bits
 
 bool form_ok(int form) { return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH; }
@@ -57,7 +60,11 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   if (prog.min_ctas_per_sm == 0) return false;
   if (rpt != 1 && rpt != 2) return false;
   if (tc <= 0 || tc % 32 != 0 || tr <= 0 || tr % rpt != 0) return false;
-  const int64_t slots = (tr / rpt) * (tc / kSlotCols);
+  // slot_cols: 0 (16) or 8 (one 16-byte load per operand row; unstaged programs only).
+  const int64_t slot = slot_cols(prog);
+  if (slot != 16 && slot != 8) return false;
+  if (slot == 8 && prog.knobs[kSwPipeline] >= 2) return false;
+  const int64_t slots = (tr / rpt) * (tc / slot);
   if (slots % threads != 0) return false;
   if (swiglu_mxfp8_form_colwise(prog.op) && tr % 32 != 0) return false;
   // col_lanes: 0, or for colwise/both a power of two 2..32 that divides the 16-row chunks.

@@ -21,6 +21,7 @@ enum SwigluKnob {
   kSwPipeline = 6,   // optional in a manifest line: 0 when left out; >= 2: staged (stages)
   kSwGroupRows = 7,  // optional in a manifest line: 0 when left out; -2: tile pairs
   kSwColLanes = 8,   // optional in a manifest line: 0 (= 2) when left out; colwise/both
+  kSwSlotCols = 9,   // optional in a manifest line: 0 (= 16) when left out; 8: unstaged only
 };
 
 constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages

@@ -36,6 +36,9 @@
 struct uint4 {
   unsigned int x, y, z, w;
 };
+struct uint2 {
+  unsigned int x, y;
+};
 struct float2 {
   float x, y;
 };
@@ -43,6 +46,7 @@ struct dim3e {
   unsigned int x = 0, y = 0, z = 0;
 };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
 inline float2 make_float2(float a, float b) { return {a, b}; }
 
 namespace cake_emu {

@@ -378,6 +378,25 @@ void test_launch(void **) {
   nine.knobs[cake::kSwColLanes] = 2;  // rowwise
   assert_false(cake::swiglu_mxfp8_program_ok(nine));
 
+  // slot_cols: 0 (16) or 8, unstaged only; the slot rule then counts 8-column slots.
+  cake_program_desc small = program(CAKE_SW_FWD_BOTH, 128, 6, 32, 32, 1);  // 64 slots of 16
+  assert_false(cake::swiglu_mxfp8_program_ok(small));
+  small.knobs[cake::kSwSlotCols] = 8;  // 128 slots of 8
+  assert_true(cake::swiglu_mxfp8_program_ok(small));
+  for (int c : {4, 12, 32, -8}) {
+    small.knobs[cake::kSwSlotCols] = c;
+    assert_false(cake::swiglu_mxfp8_program_ok(small));
+  }
+  small.knobs[cake::kSwSlotCols] = 8;
+  small.knobs[cake::kSwPipeline] = 2;  // staged: 16-column slots only
+  assert_false(cake::swiglu_mxfp8_program_ok(small));
+  small.knobs[cake::kSwPipeline] = 1;
+  assert_true(cake::swiglu_mxfp8_program_ok(small));
+  cake_program_desc rows8 = program(CAKE_SW_FWD_ROW, 64, 6, 16, 32, 1);  // 64 slots of 8
+  assert_false(cake::swiglu_mxfp8_program_ok(rows8));
+  rows8.knobs[cake::kSwSlotCols] = 8;
+  assert_true(cake::swiglu_mxfp8_program_ok(rows8));
+
   cake::SwigluMxfp8Sizes z;
   assert_true(cake::swiglu_mxfp8_sizes(CAKE_SW_FWD_COL, 256, 512, &z));
   assert_int_equal(z.row_q_bytes, 0);
