@@ -223,6 +223,9 @@ def test_program_tables_without_a_device():
     lanes = {p.name: p.knobs_ext[0] for p in cake.table_programs(cake.Arch.SM90)}
     assert lanes["sm90.sw_fwd_both_st2_128x128w_p2"] == 8  # col_lanes, the ninth knob
     assert lanes["sm90.sw_fwd_row_st2_r8"] == 0
+    slots = {p.name: p.knobs_ext[1] for p in cake.table_programs(cake.Arch.SM90)}
+    assert slots["sm90.sw_bwd_row_t32s8"] == 8  # slot_cols, the tenth knob
+    assert slots["sm90.sw_bwd_row_t32"] == 0
     with pytest.raises(cake.InvalidArgumentError) as e:
         cake.table_programs(55)
     assert e.value.message
