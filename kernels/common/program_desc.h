@@ -10,7 +10,7 @@
  *                         [, tree])
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
- *                       [, col_lanes[, slot_cols]]]])
+ *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)
  * `sym` becomes the kernel symbol cake_<arch>_<sym> and the program name <arch>.<sym>.
  */

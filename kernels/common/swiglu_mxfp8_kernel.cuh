@@ -98,6 +98,11 @@
 //                    warp's store still covers whole sectors). Where a tile's warps are alone on
 //                    their schedulers (small shapes), a thread's dependent chain is the kernel's
 //                    time and halving it is what counts.
+//   row_from_tile    (optional, default 0) both forms, unstaged: 1 takes the rowwise bytes out of
+//                    phase 1 and quantizes them from the Y tile after its barrier, one 32-column
+//                    block of a row a thread (four 16-byte shared reads, no shuffle), as items
+//                    after phase 2's: where phase 2 has fewer items than threads (small tiles)
+//                    the otherwise waiting warps take them.
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -113,7 +118,7 @@ namespace cake {
 
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
           int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
-          int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0>
+          int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0, int kRowFromTile_ = 0>
 struct SwigluCfg {
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = kForm_ >= CAKE_SW_BWD_ROW;
@@ -148,6 +153,10 @@ struct SwigluCfg {
   static constexpr int kSmemRowWords = kTileOutCols / 2;        // 32-bit words per tile row
   static constexpr int kColPairs = kTileOutCols / 2;            // phase 2: column pairs
   static constexpr int kColItems = kColPairs * (kTileRows / 16);
+  // Both forms, row_from_tile knob: the rowwise bytes come from the Y tile after the barrier, a
+  // 32-column block of one row an item, taken by the threads after phase 2's items.
+  static constexpr bool kRowFromTile = kRowFromTile_ != 0;
+  static constexpr int kRowItems = kRowFromTile ? kTileRows * (kTileOutCols / 32) : 0;
   // Phase 2's lanes (col_lanes knob; 0: 2): kItemLanes consecutive items take consecutive 16-row
   // chunks of one column pair, so a warp's 16-byte store writes 32 / kItemLanes columns x
   // kItemLanes * 16 contiguous bytes of col_q (with 8 on a 128-row tile: 4 columns x 128 bytes,
@@ -195,6 +204,8 @@ struct SwigluCfg {
   static_assert(kTileRows % kRpt == 0 && kTileRows > 0, "tile_rows: a multiple of rows_per_thread");
   static_assert(kSlotCols == 16 || kSlotCols == 8, "slot_cols is 0 (16) or 8");
   static_assert(kSlotCols == 16 || kPipeline_ < 2, "slot_cols 8: unstaged programs only");
+  static_assert(kRowFromTile_ == 0 || (kRowFromTile_ == 1 && kOrientation == 2 && kPipeline_ < 2),
+                "row_from_tile is 0, or 1 for unstaged both programs");
   static_assert(kSlots % kThreads == 0,
                 "(tile_rows/rows_per_thread)*(tile_cols/slot_cols) must be a multiple of threads");
   static_assert(!kColwise || kTileRows % 32 == 0, "colwise/both: tile_rows a multiple of 32");
@@ -416,7 +427,7 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
   compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr,
                  K, y[0], y[G - 1]);
 
-  if constexpr (Cfg::kRowwise) {
+  if constexpr (Cfg::kRowwise && !Cfg::kRowFromTile) {
     // The kBlockLanes adjacent lanes (2, or 4 with 8-column slots) of a 32-column block hold
     // its pieces. Backward, the dgate and dup amaxes travel in one shuffle a level, and the
     // block's first lane writes dgate's scale byte, its second dup's; forward, the first lane
@@ -593,6 +604,36 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   }
 }
 
+// ---- rowwise bytes from the Y tile (row_from_tile): one 32-column block of one row ----
+template <class Cfg>
+__device__ __forceinline__ void row_item(const cake_swiglu_mxfp8_params &p, int64_t m0,
+                                         int64_t k0, int item, const uint32_t *smem) {
+  constexpr int kBlocks = Cfg::kTileOutCols / 32;  // of a tile row
+  constexpr int kRangeBlocks = Cfg::kTileCols / 32;
+  const int row = item / kBlocks, blk = item % kBlocks;
+  const bool dup = Cfg::kBackward && blk >= kRangeBlocks;
+  const int64_t k = k0 + (dup ? blk - kRangeBlocks : blk) * 32;
+  const int64_t m = m0 + row;
+  if (k >= p.K || m >= p.M) return;  // phase 1 wrote no Y there
+  uint32_t w[16];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const uint4 v =
+        *reinterpret_cast<const uint4 *>(smem + smem_word<Cfg>(row, blk * 16 + 4 * q));
+    w[4 * q] = v.x;
+    w[4 * q + 1] = v.y;
+    w[4 * q + 2] = v.z;
+    w[4 * q + 3] = v.w;
+  }
+  const uint32_t s = mx::scale_from_amax_bits(halves_max(amax2(w)));
+  uint32_t q[8];
+  quantize_words(w, s, q);
+  const int64_t o = dup ? p.K + k : k;
+  store16(p.row_q + m * p.O + o, make_uint4(q[0], q[1], q[2], q[3]));
+  store16(p.row_q + m * p.O + o + 16, make_uint4(q[4], q[5], q[6], q[7]));
+  p.row_s[mx::swizzle_offset(m, o >> 5, p.row_s_cols_padded)] = (uint8_t)s;
+}
+
 // Zero the padding entries of a swizzled scale matrix: rows [0, R) x columns [C, C') and rows
 // [R, R') x all C' columns. Grid-stride over all threads of the launch.
 __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int64_t cols,
@@ -641,9 +682,16 @@ __device__ __forceinline__ void phase2_tile(const cake_swiglu_mxfp8_params &p, i
       }
     } else {
       ColPieces unused;
+      // With row_from_tile the rowwise blocks follow the column items, so the threads that
+      // have no column item quantize the rows (on small tiles, warps that would wait).
 #pragma unroll 1
-      for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-        phase2_item<Cfg>(p, m0, k0, item, smem, 0, unused, nullptr);
+      for (int item = threadIdx.x; item < Cfg::kColItems + Cfg::kRowItems;
+           item += Cfg::kThreads) {
+        if (item < Cfg::kColItems) {
+          phase2_item<Cfg>(p, m0, k0, item, smem, 0, unused, nullptr);
+        } else if constexpr (Cfg::kRowFromTile) {
+          row_item<Cfg>(p, m0, k0, item - Cfg::kColItems, smem);
+        }
       }
       __syncthreads();
     }
@@ -1040,8 +1088,8 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
-// Knobs after band_form are optional (pipeline, group_rows, col_lanes, slot_cols; 0 when left
-// out).
+// Knobs after band_form are optional (pipeline, group_rows, col_lanes, slot_cols,
+// row_from_tile; 0 when left out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \

@@ -75,6 +75,13 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
       return false;
     }
   }
+  // row_from_tile: 0, or 1 for the both forms of unstaged programs.
+  const int64_t row_from_tile = prog.knobs[kSwRowFromTile];
+  if (row_from_tile != 0 &&
+      (row_from_tile != 1 || !swiglu_mxfp8_form_rowwise(prog.op) ||
+       !swiglu_mxfp8_form_colwise(prog.op) || prog.knobs[kSwPipeline] >= 2)) {
+    return false;
+  }
   if (smem_bytes(prog) > 48 * 1024) return false;
   for (int k = kSwLoadHint; k <= kSwSigmoidForm; ++k) {
     if (prog.knobs[k] < 0 || prog.knobs[k] > 2) return false;

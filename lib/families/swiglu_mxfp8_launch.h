@@ -22,6 +22,7 @@ enum SwigluKnob {
   kSwGroupRows = 7,  // optional in a manifest line: 0 when left out; -2: tile pairs
   kSwColLanes = 8,   // optional in a manifest line: 0 (= 2) when left out; colwise/both
   kSwSlotCols = 9,   // optional in a manifest line: 0 (= 16) when left out; 8: unstaged only
+  kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
 };
 
 constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages

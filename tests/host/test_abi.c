@@ -94,8 +94,8 @@ static void test_null_handle_calls(void **state) {
 }
 
 /* Knobs past the eighth reach cake_table_program.knobs_ext (0.2): a SwiGLU program with the
- * col_lanes knob has it in knobs_ext[0], one with the slot_cols knob in knobs_ext[1], a normgate
- * program zeros; a struct of 0.1's size is filled up to its end and no further. */
+ * col_lanes knob has it in knobs_ext[0], slot_cols in knobs_ext[1], row_from_tile in
+ * knobs_ext[2], a normgate program zeros; a struct of 0.1's size is filled up to its end and no further. */
 static void test_table_program_knobs_ext(void **state) {
   (void)state;
   int32_t np = 0, nr = 0;
@@ -110,11 +110,17 @@ static void test_table_program_knobs_ext(void **state) {
       for (int k = 0; k < 8; ++k) assert_int_equal(p.knobs_ext[k], 0);
     }
     if (strcmp(p.name, "sm90.sw_bwd_row_t32s8") == 0) {
-      found_slot = 1;
+      found_slot |= 1;
       assert_int_equal(p.threads, 128);
       assert_int_equal(p.knobs_ext[0], 0); /* col_lanes: default */
       assert_int_equal(p.knobs_ext[1], 8); /* slot_cols */
       for (int k = 2; k < 8; ++k) assert_int_equal(p.knobs_ext[k], 0);
+    }
+    if (strcmp(p.name, "sm90.sw_bwd_both_t32s8r") == 0) {
+      found_slot |= 2;
+      assert_int_equal(p.knobs_ext[1], 8); /* slot_cols */
+      assert_int_equal(p.knobs_ext[2], 1); /* row_from_tile */
+      for (int k = 3; k < 8; ++k) assert_int_equal(p.knobs_ext[k], 0);
     }
     if (strcmp(p.name, "sm90.sw_fwd_both_st2_128x128w_p2") == 0) {
       found = 1;
@@ -130,7 +136,7 @@ static void test_table_program_knobs_ext(void **state) {
     }
   }
   assert_true(found);
-  assert_true(found_slot);
+  assert_int_equal(found_slot, 3);
 }
 
 /* Runs in a child-free way: the driver is loaded once per process, so this test binary sets

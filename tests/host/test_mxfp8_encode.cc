@@ -392,6 +392,23 @@ void test_launch(void **) {
   assert_false(cake::swiglu_mxfp8_program_ok(small));
   small.knobs[cake::kSwPipeline] = 1;
   assert_true(cake::swiglu_mxfp8_program_ok(small));
+  // row_from_tile: 0, or 1 for the both forms of unstaged programs.
+  cake_program_desc late = program(CAKE_SW_BWD_BOTH, 128, 5, 32, 32, 1);
+  late.knobs[cake::kSwSlotCols] = 8;
+  late.knobs[cake::kSwRowFromTile] = 1;
+  assert_true(cake::swiglu_mxfp8_program_ok(late));
+  late.knobs[cake::kSwPipeline] = 1;
+  assert_true(cake::swiglu_mxfp8_program_ok(late));
+  late.knobs[cake::kSwRowFromTile] = 2;
+  assert_false(cake::swiglu_mxfp8_program_ok(late));
+  late.knobs[cake::kSwRowFromTile] = 1;
+  late.op = CAKE_SW_BWD_COL;  // no rowwise bytes
+  assert_false(cake::swiglu_mxfp8_program_ok(late));
+  cake_program_desc late_staged = program(CAKE_SW_FWD_BOTH, 256, 2, 64, 64, 1);
+  late_staged.knobs[cake::kSwPipeline] = 2;
+  assert_true(cake::swiglu_mxfp8_program_ok(late_staged));
+  late_staged.knobs[cake::kSwRowFromTile] = 1;
+  assert_false(cake::swiglu_mxfp8_program_ok(late_staged));
   cake_program_desc rows8 = program(CAKE_SW_FWD_ROW, 64, 6, 16, 32, 1);  // 64 slots of 8
   assert_false(cake::swiglu_mxfp8_program_ok(rows8));
   rows8.knobs[cake::kSwSlotCols] = 8;

@@ -29,7 +29,7 @@ extern "C" {
 #include "swiglu_mxfp8_ref.h"
 
 // sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band,
-// pipeline, group_rows[, col_lanes[, slot_cols]]
+// pipeline, group_rows[, col_lanes[, slot_cols[, row_from_tile]]]
 #define EMU_PROGRAMS(X)                                         \
   X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
   X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0, 0, 0)   \
@@ -113,7 +113,11 @@ extern "C" {
   X(br_s8, CAKE_SW_BWD_ROW, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
   X(bc_s8, CAKE_SW_BWD_COL, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
   X(bb_s8, CAKE_SW_BWD_BOTH, 128, 5, 32, 32, 1, 0, 1, 2, 0, 0, 0, 8) \
-  X(bb_s8b, CAKE_SW_BWD_BOTH, 128, 4, 64, 64, 2, 0, 1, 1, 1, 0, 0, 8)
+  X(bb_s8b, CAKE_SW_BWD_BOTH, 128, 4, 64, 64, 2, 0, 1, 1, 1, 0, 0, 8) \
+  X(fb_rt, CAKE_SW_FWD_BOTH, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8, 1) \
+  X(bb_rt, CAKE_SW_BWD_BOTH, 128, 5, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8, 1) \
+  X(fb_rt2, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 1, 2, 2, 1, 3, 0, 0, 1) \
+  X(bb_rt2, CAKE_SW_BWD_BOTH, 64, 4, 32, 64, 1, 0, 0, 0, 0, 0, 2, 0, 1)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, ...) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, __VA_ARGS__)
