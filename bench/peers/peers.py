@@ -11,6 +11,13 @@ Norm-gate, y = rmsnorm(x) * w * silu(z) over rows of width D (BF16, eps 1e-6):
     in the modes "default" and "max-autotune-no-cudagraphs" (one fresh compile per shape).
 SwiGLU + MXFP8 (six forms): torch.compile of the reference (silu(g) * u in FP32 -> BF16 ->
 per-32 amax -> E8M0 RCEIL scale -> E4M3), scales in the swizzled 128x4 layout.
+Cake in the same harness (when its Python binding loads: bindings/python, libcake.so from
+$CAKE_LIBRARY or the build): every peer's graph alternates round by round with Cake's graph of
+the same op on the same inputs (row["paired_cake"]: Cake's time and the speedup peer us / Cake
+us, median and range over the rounds), so both share the machine's state and drift: a phase
+timed minutes after another moved small shapes by 2-3% (session 18). --peers ...,cake also times
+Cake alone (rows with "is_cake": true, never a "best peer"), to set beside cake-bench's numbers.
+The script ends with Cake against the best peer of every op and shape, from the paired rounds.
 
 Method, as cake-bench's graph ops: each op captured once in a CUDA graph; before every replay a
 buffer of max(2, --flush-mult) x the L2 size is overwritten (cold L2); CUDA events around the
@@ -51,8 +58,12 @@ def parse_args():
     p.add_argument("--sw-shapes", default=None, help="M x K list, e.g. 4096x7168")
     p.add_argument("--forms", default=",".join(SW_FORMS))
     p.add_argument("--peers", default="fla,mamba,compile",
-                   help="normgate peers: fla, mamba, compile (torch.compile)")
+                   help="fla, mamba (normgate), compile (torch.compile, both families), cake "
+                        "(Cake alone through its Python binding; it is paired with every peer "
+                        "whenever the binding loads)")
     p.add_argument("--modes", default=",".join(COMPILE_MODES), help="torch.compile modes")
+    p.add_argument("--no-pair", action="store_true",
+                   help="time the peers alone (no Cake graph alternating with each peer)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
@@ -109,27 +120,37 @@ class GraphTimer:
         return g, out
 
     def time_graph(self, g):
+        return self.time_graphs([g])[0]
+
+    def time_graphs(self, graphs):
+        """Graphs alternated round by round (a round: --iters replays of one graph, then of the
+        next), so that a peer and Cake's paired graph share the machine's state and drift."""
         torch = self.torch
-        for _ in range(self.warmup):
-            self.flush()
-            g.replay()
+        for g in graphs:
+            for _ in range(self.warmup):
+                self.flush()
+                g.replay()
         torch.cuda.synchronize()
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.iters)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.iters)]
-        medians = []
+        per_graph = [[] for _ in graphs]
         for _ in range(self.rounds):
-            for i in range(self.iters):
-                self.flush()
-                starts[i].record()
-                g.replay()
-                ends[i].record()
-            torch.cuda.synchronize()
-            medians.append(statistics.median(starts[i].elapsed_time(ends[i]) * 1e3
-                                             for i in range(self.iters)))
-        med = statistics.median(medians)
-        return {"median_us": med, "lo_us": min(medians), "hi_us": max(medians),
-                "spread_pct": 100.0 * (max(medians) - min(medians)) / med,
-                "round_medians_us": medians, "timer": "events (graph replay)"}
+            for medians, g in zip(per_graph, graphs):
+                for i in range(self.iters):
+                    self.flush()
+                    starts[i].record()
+                    g.replay()
+                    ends[i].record()
+                torch.cuda.synchronize()
+                medians.append(statistics.median(starts[i].elapsed_time(ends[i]) * 1e3
+                                                 for i in range(self.iters)))
+        out = []
+        for medians in per_graph:
+            med = statistics.median(medians)
+            out.append({"median_us": med, "lo_us": min(medians), "hi_us": max(medians),
+                        "spread_pct": 100.0 * (max(medians) - min(medians)) / med,
+                        "round_medians_us": medians, "timer": "events (graph replay)"})
+        return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -183,6 +204,16 @@ def load_fla(peers_dir):
     from fla.modules.fused_norm_gate import layer_norm_gated_bwd, layer_norm_gated_fwd, rms_norm_gated
     import fla
     return rms_norm_gated, layer_norm_gated_fwd, layer_norm_gated_bwd, getattr(fla, "__version__", "?")
+
+
+def load_cake():
+    """Cake's Python binding from this checkout (bindings/python); libcake.so from $CAKE_LIBRARY
+    (a file or a directory) or the build directory (bindings/python/cake/_lib.py)."""
+    path = os.path.join(ROOT, "bindings", "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import cake
+    return cake
 
 
 def load_mamba(peers_dir):
@@ -291,6 +322,10 @@ class Run:
             row["family"], row["op"], row["shape"], row["peer"],
             ("%10.3f us (spread %.1f%%)" % (t["median_us"], t["spread_pct"])) if status == "ok"
             else status + ": " + row.get("note", "")), flush=True)
+        for name, pc in (row.get("paired_cake") or {}).items():
+            print("  %-8s %-9s %-12s   paired %-25s %10.3f us, peer / Cake %.3f [%.3f, %.3f]" % (
+                "", "", "", name, pc["time"]["median_us"], pc["speedup"], pc["speedup_lo"],
+                pc["speedup_hi"]), flush=True)
         self.write()
 
     def write(self):
@@ -310,7 +345,7 @@ class Run:
 def best_table(results):
     best = {}
     for r in results:
-        if r.get("status") != "ok":
+        if r.get("status") != "ok" or r.get("is_cake"):
             continue
         key = (r["family"], r["op"], r["shape"])
         if key not in best or r["time"]["median_us"] < best[key]["us"]:
@@ -344,6 +379,13 @@ def main():
     print("peers: %s, torch %s, triton %s; %d rounds x %d replays, flush %.1f MiB" % (
         props.name, torch.__version__, triton.__version__, args.rounds, args.iters,
         timer.flush_bytes / 2**20), flush=True)
+    # This harness's floor: a graph of one one-element kernel (cake-bench's empty-kernel replay).
+    tiny = torch.zeros(1, device="cuda")
+    g, _ = timer.capture(lambda: tiny.add_(1.0))
+    run.meta["floor_graph"] = timer.time_graph(g)
+    del g
+    print("floor (graph of a one-element kernel): %.3f us" % run.meta["floor_graph"]["median_us"],
+          flush=True)
     peers = set(args.peers.split(","))
     modes = [m for m in args.modes.split(",") if m]
     ref_fwd, ref_bwd = ng_reference(torch, F)
@@ -371,7 +413,24 @@ def main():
             print("peers: mamba_ssm not loaded: %r" % e, flush=True)
             run.meta["versions"]["mamba_ssm"] = "not loaded: %r" % e
 
-    def measure(family, op, shape, peer, fn, bytes_rw=None, extra=None):
+    cake = cake_h = None
+    if not args.no_pair or "cake" in peers:
+        try:
+            cake = load_cake()
+            cake_h = cake.Handle(torch.cuda.current_device())
+            run.meta["versions"]["cake"] = "%d.%d.%d" % tuple(cake.version())
+            run.meta["cake_library"] = cake.library_path()
+        except Exception as e:  # noqa: BLE001
+            print("peers: Cake's Python binding not loaded: %r" % e, flush=True)
+            run.meta["versions"]["cake"] = "not loaded: %r" % e
+            cake = None
+
+    def measure(family, op, shape, peer, fn, bytes_rw=None, extra=None, cake_fns=None):
+        """Times fn's graph; with cake_fns ({name: fn}, Cake on the same inputs) each of them too,
+        alternated with the peer round by round: row["paired_cake"][name] holds its time and the
+        speedup (peer us / Cake us) over the rounds."""
+        if args.no_pair:
+            cake_fns = None
         row = {"family": family, "op": op, "shape": shape, "peer": peer}
         if extra:
             row.update(extra)
@@ -379,9 +438,20 @@ def main():
             row["read_bytes"], row["write_bytes"] = bytes_rw
         try:
             g, out = timer.capture(fn)
-            row["time"] = timer.time_graph(g)
+            graphs, names = [g], []
+            for name, cf in (cake_fns or {}).items():
+                graphs.append(timer.capture(cf)[0])
+                names.append(name)
+            stats = timer.time_graphs(graphs)
+            row["time"] = stats[0]
+            if names:
+                row["paired_cake"] = {}
+                for name, st in zip(names, stats[1:]):
+                    ratios = [a / b for a, b in zip(stats[0]["round_medians_us"], st["round_medians_us"])]
+                    row["paired_cake"][name] = {"time": st, "speedup": statistics.median(ratios),
+                                                "speedup_lo": min(ratios), "speedup_hi": max(ratios)}
             row["status"] = "ok"
-            del g, out
+            del g, out, graphs
         except Exception as e:  # noqa: BLE001
             row["status"] = "error"
             row["note"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
@@ -392,6 +462,55 @@ def main():
     def compiled(fn, mode):
         torch._dynamo.reset()
         return torch.compile(fn, mode=None if mode == "default" else mode, dynamic=False, fullgraph=True)
+
+    def cake_normgate_fns(rows, d, x, z, w, dy):
+        """Cake's fwdg and bwdg (both packages, BF16 dw) on these inputs, as cake-bench calls
+        them: {op: {name: fn}}, own outputs and zeroed workspaces."""
+        if cake is None:
+            return {}
+        y, dx, dz = (torch.empty_like(x) for _ in range(3))
+        dw = torch.empty(d, device="cuda", dtype=torch.bfloat16)
+        fdesc = cake.normgate_desc(rows, d, eps=EPS)
+
+        def c_fwd():
+            cake_h.normgate_forward(fdesc, x, z, w, y, None, stream=torch.cuda.current_stream())
+            return y
+        fns = {"fwdg": {"Cake": c_fwd}, "bwdg": {}}
+        for pkg, name in ((cake.NormgatePackage.NONDETERMINISTIC, "Cake nondet"),
+                          (cake.NormgatePackage.DETERMINISTIC, "Cake det")):
+            bdesc = cake.normgate_desc(rows, d, eps=EPS, package=pkg, dw_dtype=cake.DType.BF16)
+            ws_bytes = cake_h.normgate_workspace_size(bdesc)
+            ws = torch.zeros(max(ws_bytes, 16), device="cuda", dtype=torch.uint8)
+
+            def c_bwd(bdesc=bdesc, ws=ws, ws_bytes=ws_bytes):
+                cake_h.normgate_backward(bdesc, dy, x, z, w, dx, dz, dw, ws, ws_bytes,
+                                         stream=torch.cuda.current_stream())
+                return dx, dz, dw
+            fns["bwdg"][name] = c_bwd
+        return fns
+
+    def cake_swiglu_fn(m, k, form, inp, grad):
+        """Cake's SwiGLU + MXFP8 form on these inputs, with its own output buffers, or None."""
+        if cake is None:
+            return None
+        direction, orientation = form.split("_")
+        orient = {"row": "rowwise", "col": "colwise", "both": "both"}[orientation]
+        backward = direction == "bwd"
+        desc = cake.swiglu_mxfp8_desc(m, k, orient)
+        sz = cake.swiglu_mxfp8_buffer_sizes(m, k, backward, orient)
+        row_on, col_on = orientation in ("row", "both"), orientation in ("col", "both")
+        out = tuple(torch.empty(n, device="cuda", dtype=torch.uint8) if on else None
+                    for n, on in ((sz.q_bytes, row_on), (sz.row_s_bytes, row_on),
+                                  (sz.q_bytes, col_on), (sz.col_s_bytes, col_on)))
+        if backward:
+            def fn():
+                cake_h.swiglu_mxfp8_backward(desc, inp, grad, *out, stream=torch.cuda.current_stream())
+                return out
+        else:
+            def fn():
+                cake_h.swiglu_mxfp8_forward(desc, inp, *out, stream=torch.cuda.current_stream())
+                return out
+        return fn
 
     # Phases in priority order; each stops when the time budget is spent.
     def normgate_phase(which):
@@ -409,6 +528,7 @@ def main():
             bwd_bytes = (3 * tb + 2 * d, 2 * tb + 2 * d)
             check = {}
             ref = ng_reference64(torch, x, z, w, dy) if shape == args.ng_shapes.split(",")[0] else None
+            ck = cake_normgate_fns(rows, d, x, z, w, dy)  # paired with every peer below
             if which == "fla" and fla is not None:
                 rms_norm_gated, fla_fwd, fla_bwd, _ = fla
 
@@ -429,8 +549,9 @@ def main():
                     check = {"y": rel_l2(torch, y, ref[0]), "dx": rel_l2(torch, dx, ref[1]),
                              "dz": rel_l2(torch, dz, ref[2]), "dw": rel_l2(torch, dw, ref[3])}
                 measure("normgate", "fwdg", shape, "FLA rms_norm_gated", f_fwd, fwd_bytes,
-                        {"check_rel_l2": check} if check else None)
-                measure("normgate", "bwdg", shape, "FLA rms_norm_gated", f_bwd, bwd_bytes)
+                        {"check_rel_l2": check} if check else None, ck.get("fwdg"))
+                measure("normgate", "bwdg", shape, "FLA rms_norm_gated", f_bwd, bwd_bytes,
+                        cake_fns=ck.get("bwdg"))
             elif which == "mamba" and mamba is not None:
                 mod = mamba[0]
 
@@ -450,8 +571,24 @@ def main():
                     check = {"y": rel_l2(torch, y, ref[0]), "dx": rel_l2(torch, dx, ref[1]),
                              "dz": rel_l2(torch, dz, ref[2]), "dw": rel_l2(torch, dw, ref[3])}
                 measure("normgate", "fwdg", shape, "mamba_ssm rmsnorm_fn", m_fwd, fwd_bytes,
-                        {"check_rel_l2": check} if check else None)
-                measure("normgate", "bwdg", shape, "mamba_ssm rmsnorm_fn", m_bwd, bwd_bytes)
+                        {"check_rel_l2": check} if check else None, ck.get("fwdg"))
+                measure("normgate", "bwdg", shape, "mamba_ssm rmsnorm_fn", m_bwd, bwd_bytes,
+                        cake_fns=ck.get("bwdg"))
+            elif which == "cake" and cake is not None:
+                # Cake alone in this harness (its numbers beside cake-bench's).
+                if ref is not None:
+                    y = ck["fwdg"]["Cake"]()
+                    check = {"y": rel_l2(torch, y, ref[0])}
+                measure("normgate", "fwdg", shape, "Cake", ck["fwdg"]["Cake"], fwd_bytes,
+                        {"is_cake": True, "check_rel_l2": check} if check else {"is_cake": True})
+                for name, c_bwd in ck["bwdg"].items():
+                    extra = {"is_cake": True, "fwd_peer": "Cake"}
+                    if ref is not None:
+                        dx, dz, dw = c_bwd()
+                        extra["check_rel_l2"] = {"dx": rel_l2(torch, dx, ref[1]),
+                                                 "dz": rel_l2(torch, dz, ref[2]),
+                                                 "dw": rel_l2(torch, dw, ref[3])}
+                    measure("normgate", "bwdg", shape, name, c_bwd, bwd_bytes, extra)
             elif which.startswith("compile:"):
                 mode = which.split(":", 1)[1]
                 for op, fn, args_, nbytes in (("fwdg", ref_fwd, (x, z, w), fwd_bytes),
@@ -477,8 +614,24 @@ def main():
                                                      "dz": rel_l2(torch, out[1], ref[2]),
                                                      "dw": rel_l2(torch, out[2], ref[3])}
                     measure("normgate", op, shape, "torch.compile " + mode,
-                            (lambda c=c, a=args_: c(*a)), nbytes, extra)
-            del x, z, dy, w
+                            (lambda c=c, a=args_: c(*a)), nbytes, extra, ck.get(op))
+            del x, z, dy, w, ck
+
+    def swiglu_cake_phase():
+        orient_of = {"row": "rowwise", "col": "colwise", "both": "both"}
+        for sh in args.sw_shapes.split(","):
+            m, k = (int(v) for v in sh.split("x"))
+            if run.over_budget():
+                run.skipped.append("swiglu cake %s" % sh)
+                continue
+            inp = randn(m, 2 * k)
+            grad = randn(m, k)
+            for form in args.forms.split(","):
+                fn = cake_swiglu_fn(m, k, form, inp, grad)
+                measure("swiglu", form, sh, "Cake", fn, sw_bytes(m, k, form), {"is_cake": True})
+                del fn
+            del inp, grad
+            torch.cuda.empty_cache()
 
     def swiglu_phase(mode):
         make, _ = sw_reference(torch, F)
@@ -513,12 +666,20 @@ def main():
                     run.add(family="swiglu", op=form, shape=sh, peer="torch.compile " + mode,
                             status="error", note="compile: %s" % str(e).splitlines()[0])
                     continue
+                cf = cake_swiglu_fn(m, k, form, inp, grad)
                 measure("swiglu", form, sh, "torch.compile " + mode, (lambda c=c, a=a: c(*a)),
-                        sw_bytes(m, k, form), {"compile_s": time.time() - t0})
+                        sw_bytes(m, k, form), {"compile_s": time.time() - t0},
+                        {"Cake": cf} if cf else None)
+                del cf
             del inp, grad
             torch.cuda.empty_cache()
 
     phases = []
+    if cake is not None and "cake" in peers:  # first: never skipped for time
+        if args.family in ("all", "normgate"):
+            phases.append(("normgate", "cake"))
+        if args.family in ("all", "swiglu"):
+            phases.append(("swiglu", "cake"))
     if args.family in ("all", "normgate"):
         phases += [("normgate", "fla"), ("normgate", "mamba")]
         if "compile" in peers and "default" in modes:
@@ -539,23 +700,73 @@ def main():
         print("\n%s: %s" % (fam, which), flush=True)
         if fam == "normgate":
             normgate_phase(which)
+        elif which == "cake":
+            swiglu_cake_phase()
         else:
             swiglu_phase(which)
 
     # fwd + bwd (fwdg + bwdg) per normgate peer, derived.
+    # (Cake's two backward packages pair with its one forward: "fwd_peer".)
     derived = []
-    for r in run.results:
-        if r["family"] == "normgate" and r["op"] == "fwdg" and r.get("status") == "ok":
-            b = next((q for q in run.results if q["family"] == "normgate" and q["op"] == "bwdg"
-                      and q["shape"] == r["shape"] and q["peer"] == r["peer"] and q.get("status") == "ok"), None)
-            if b:
-                derived.append({"family": "normgate", "op": "fwd+bwd", "shape": r["shape"], "peer": r["peer"],
-                                "status": "ok", "time": {"median_us": r["time"]["median_us"] + b["time"]["median_us"],
-                                                         "lo_us": r["time"]["lo_us"] + b["time"]["lo_us"],
-                                                         "hi_us": r["time"]["hi_us"] + b["time"]["hi_us"],
-                                                         "spread_pct": None, "timer": "derived"}})
+    for b in run.results:
+        if b["family"] == "normgate" and b["op"] == "bwdg" and b.get("status") == "ok":
+            fwd_peer = b.get("fwd_peer", b["peer"])
+            r = next((q for q in run.results if q["family"] == "normgate" and q["op"] == "fwdg"
+                      and q["shape"] == b["shape"] and q["peer"] == fwd_peer and q.get("status") == "ok"), None)
+            if r:
+                row = {"family": "normgate", "op": "fwd+bwd", "shape": b["shape"], "peer": b["peer"],
+                       "status": "ok", "time": {"median_us": r["time"]["median_us"] + b["time"]["median_us"],
+                                                "lo_us": r["time"]["lo_us"] + b["time"]["lo_us"],
+                                                "hi_us": r["time"]["hi_us"] + b["time"]["hi_us"],
+                                                "spread_pct": None, "timer": "derived"}}
+                if b.get("is_cake"):
+                    row["is_cake"] = True
+                derived.append(row)
     run.results += derived
+
+    # Cake against the best peer: the speedups of the rounds where Cake's graph alternated with
+    # that peer's (fwd + bwd: the sums of the peer's and the paired Cake's fwdg and bwdg).
+    def paired(family, op, shape, peer):
+        r = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
+                  (family, op, shape, peer) and q.get("status") == "ok"), None)
+        return (r or {}).get("paired_cake") or {}
+
+    versus = []
+    for b in best_table(run.results):
+        if b["op"] == "fwd+bwd":
+            pf = paired(b["family"], "fwdg", b["shape"], b["peer"])
+            pb = paired(b["family"], "bwdg", b["shape"], b["peer"])
+            f = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
+                      (b["family"], "fwdg", b["shape"], b["peer"])), None)
+            g = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
+                      (b["family"], "bwdg", b["shape"], b["peer"])), None)
+            if "Cake" in pf and f and g:
+                for name, pc in pb.items():
+                    cake_us = pf["Cake"]["time"]["median_us"] + pc["time"]["median_us"]
+                    peer_us = f["time"]["median_us"] + g["time"]["median_us"]
+                    versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"],
+                                   "cake": name, "cake_us": cake_us, "peer": b["peer"],
+                                   "peer_us": peer_us, "speedup": peer_us / cake_us,
+                                   "speedup_lo": None, "speedup_hi": None})
+            continue
+        for name, pc in paired(b["family"], b["op"], b["shape"], b["peer"]).items():
+            versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"], "cake": name,
+                           "cake_us": pc["time"]["median_us"], "peer": b["peer"], "peer_us": b["us"],
+                           "speedup": pc["speedup"], "speedup_lo": pc["speedup_lo"],
+                           "speedup_hi": pc["speedup_hi"]})
+    versus.sort(key=lambda v: (v["family"], v["op"], v["shape"], v["cake"]))
+    run.meta["cake_vs_best_peer"] = versus
     run.write()
+    if versus:
+        print("\n== Cake against the best peer, alternated round by round in this harness "
+              "(speedup = peer us / Cake us: median [min, max] of the rounds)")
+        print("%-8s %-9s %-12s %-12s %10s %10s %8s %17s  %s" % (
+            "family", "op", "shape", "cake", "cake us", "peer us", "speedup", "rounds", "peer"))
+        for v in versus:
+            rng = ("[%.3f, %.3f]" % (v["speedup_lo"], v["speedup_hi"])) if v["speedup_lo"] else "(sums)"
+            print("%-8s %-9s %-12s %-12s %10.3f %10.3f %8.3f %17s  %s" % (
+                v["family"], v["op"], v["shape"], v["cake"], v["cake_us"], v["peer_us"],
+                v["speedup"], rng, v["peer"]))
 
     print("\n== best peer per op and shape (us: median of round medians, graph replay, cold L2)")
     print("%-8s %-9s %-12s %10s  %s" % ("family", "op", "shape", "us", "peer"))
