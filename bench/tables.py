@@ -6,7 +6,9 @@
 Normgate: per shape and op, Cake (deterministic and non-deterministic), the limit line, Cake as a
 fraction of it, the best peer and the speedup over it (peer us / Cake us). SwiGLU + MXFP8: per
 shape and form, Cake, the limit, the fractions of the limit and of the device copy, the
-torch.compile reference and the speedup. Then the routing check's flagged rows.
+torch.compile reference and the speedup. Then the routing check's flagged rows, and where a peers
+JSON holds Cake paired with its peers (bench/peers/peers.py: Cake's graph alternating with each
+peer's round by round on the same inputs), Cake against the best peer from those rounds.
 """
 
 import argparse
@@ -24,8 +26,14 @@ def main():
     a = ap.parse_args()
     doc = json.load(open(a.json))
     best = {}
+    paired = {}
     for path in a.peers:
-        for b in json.load(open(path)).get("best", []):
+        pdoc = json.load(open(path))
+        for v in pdoc.get("cake_vs_best_peer", []):
+            key = (v["family"], v["op"], v["shape"], v["cake"])
+            if key not in paired or v["peer_us"] < paired[key]["peer_us"]:
+                paired[key] = v
+        for b in pdoc.get("best", []):
             key = (b["family"], b["op"], b["shape"])
             if key not in best or b["us"] < best[key]["us"]:
                 best[key] = b
@@ -84,6 +92,19 @@ def main():
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 sh, form, fmt(t(r)), fmt(lim(r)), frac, fc, fmt(b["us"]) if b else "-", vs,
                 r["program"] if r.get("status") == "ok" else r.get("status", "")))
+    floors = [r for r in doc["results"] if r["family"] == "swiglu" and r.get("floor")
+              and r["floor"]["median_us"] > 0 and t(r)]
+    if floors:
+        print("\nSwiGLU at the smallest shapes against the empty-kernel floor timed in the same "
+              "rounds (cake-bench alternates the op, its limit line and an empty-kernel graph "
+              "launch by launch).\n")
+        print("| M x K | form | Cake us | limit us | floor us | Cake / floor | limit / floor |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for r in floors:
+            f = r["floor"]["median_us"]
+            print("| %s | %s | %s | %s | %.2f | %.2f | %s |" % (
+                r["shape"], r["op"], fmt(t(r)), fmt(lim(r)), f, t(r) / f,
+                "%.2f" % (lim(r) / f) if lim(r) else "-"))
     flagged = [r for r in doc.get("routing", []) if r.get("flagged")]
     if doc.get("routing"):
         print("\nRouting check: %d of %d forms x shapes flagged (routed > 1.03 x fastest forced "
@@ -95,6 +116,25 @@ def main():
                 print("| %s | %s | %s | %s | %.2f | %s | %.2f | %.3f |" % (
                     r["family"], r["form"], r["shape"], r["routed"], r["routed_us"], r["fastest"],
                     r["fastest_us"], r["routed_us"] / r["fastest_us"]))
+    if paired:
+        print("\nCake against the best peer, paired: in bench/peers/peers.py's harness, Cake's graph "
+              "alternating with the peer's round by round on the same inputs. Speedup = peer us / "
+              "Cake us, median [min, max] over the rounds; fwd+bwd: sums of the paired fwdg and "
+              "bwdg medians.\n")
+        print("| family | op | shape | Cake | Cake us | best peer | peer us | speedup |")
+        print("| --- | --- | --- | --- | ---: | --- | ---: | ---: |")
+        order = {"fwdg": 0, "bwdg": 1, "fwd+bwd": 2, "fwd_row": 0, "fwd_col": 1, "fwd_both": 2,
+                 "bwd_row": 3, "bwd_col": 4, "bwd_both": 5}
+        fam_shapes = {f: [s_ for s_ in shapes[f]] for f in shapes}
+        keys = sorted(paired, key=lambda k: (k[0] != "normgate", fam_shapes.get(k[0], []).index(k[2])
+                                             if k[2] in fam_shapes.get(k[0], []) else 99,
+                                             order.get(k[1], 9), k[3]))
+        for k in keys:
+            v = paired[k]
+            rng = (" [%.3f, %.3f]" % (v["speedup_lo"], v["speedup_hi"])
+                   if v.get("speedup_lo") is not None else "")
+            print("| %s | %s | %s | %s | %.2f | %s | %.2f | %.3f%s |" % (
+                k[0], k[1], k[2], k[3], v["cake_us"], v["peer"], v["peer_us"], v["speedup"], rng))
 
 
 if __name__ == "__main__":
