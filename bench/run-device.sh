@@ -4,7 +4,8 @@
 #   bench/run-device.sh OUTDIR quick|full [CAKE_BENCH]
 # CAKE_BENCH defaults to .stage/bench/cake-bench (tools/stage-build.sh), else build/bench/cake-bench.
 # PEERS_BUDGET (seconds, default 150) bounds the peers' run; they stop early and keep what they
-# measured.
+# measured. Each peer is timed alternating with Cake (the library beside CAKE_BENCH, or
+# $CAKE_LIBRARY) on the same inputs: bench/peers/peers.py.
 set -uo pipefail
 out="${1:?OUTDIR}"
 mode="${2:-full}"
@@ -15,6 +16,8 @@ if [[ -z "$bin" ]]; then
 fi
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+# peers.py pairs every peer with Cake through the Python binding: the library beside cake-bench.
+export CAKE_LIBRARY="${CAKE_LIBRARY:-$(cd "$(dirname "$bin")/../lib" 2>/dev/null && pwd)}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$out/nvidia-smi.csv" 2>&1 || true
 if [[ "$mode" == quick ]]; then
@@ -31,6 +34,6 @@ else
   timeout $((budget + 90)) python3 bench/peers/peers.py --time-budget "$budget" \
     --json "$out/peers.json" >"$out/peers.log" 2>&1
   echo "peers rc=$?"
-  sed -n '/^== best peer/,$p' "$out/peers.log"
+  sed -n '/^== Cake against/,$p' "$out/peers.log"
   python3 bench/plot.py "$out/cake.json" --peers "$out/peers.json" -o "$out/cake.png" 2>&1 | tail -2
 fi
