@@ -24,11 +24,13 @@ def main():
     ap.add_argument("json")
     ap.add_argument("--peers", action="append", default=[])
     a = ap.parse_args()
-    doc = json.load(open(a.json))
+    with open(a.json) as f:
+        doc = json.load(f)
     best = {}
     paired = {}
     for path in a.peers:
-        pdoc = json.load(open(path))
+        with open(path) as f:
+            pdoc = json.load(f)
         for v in pdoc.get("cake_vs_best_peer", []):
             key = (v["family"], v["op"], v["shape"], v["cake"])
             if key not in paired or v["peer_us"] < paired[key]["peer_us"]:

@@ -354,6 +354,64 @@ def best_table(results):
     return list(best.values())
 
 
+def derive_fwd_bwd(results):
+    """fwd + bwd rows (normgate) from each peer's fwdg and bwdg rows: the sums of their times.
+    Cake's two backward packages pair with its one forward (a bwdg row's "fwd_peer")."""
+    derived = []
+    for b in results:
+        if b["family"] == "normgate" and b["op"] == "bwdg" and b.get("status") == "ok":
+            fwd_peer = b.get("fwd_peer", b["peer"])
+            r = next((q for q in results if q["family"] == "normgate" and q["op"] == "fwdg"
+                      and q["shape"] == b["shape"] and q["peer"] == fwd_peer and q.get("status") == "ok"), None)
+            if r:
+                row = {"family": "normgate", "op": "fwd+bwd", "shape": b["shape"], "peer": b["peer"],
+                       "status": "ok", "time": {"median_us": r["time"]["median_us"] + b["time"]["median_us"],
+                                                "lo_us": r["time"]["lo_us"] + b["time"]["lo_us"],
+                                                "hi_us": r["time"]["hi_us"] + b["time"]["hi_us"],
+                                                "spread_pct": None, "timer": "derived"}}
+                if b.get("is_cake"):
+                    row["is_cake"] = True
+                derived.append(row)
+    return derived
+
+
+def cake_vs_best_peer(results):
+    """Cake against the best peer of every op and shape, from the rounds where Cake's graph
+    alternated with that peer's ("paired_cake"): the median and range of the per-round speedups
+    (peer us / Cake us); fwd + bwd: the sums of the best peer's and its paired Cake's fwdg and
+    bwdg medians. Sorted by family, op, shape, Cake's name."""
+    def row_of(family, op, shape, peer):
+        return next((q for q in results if (q["family"], q["op"], q["shape"], q["peer"]) ==
+                     (family, op, shape, peer) and q.get("status") == "ok"), None)
+
+    def paired(family, op, shape, peer):
+        return (row_of(family, op, shape, peer) or {}).get("paired_cake") or {}
+
+    versus = []
+    for b in best_table(results):
+        if b["op"] == "fwd+bwd":
+            pf = paired(b["family"], "fwdg", b["shape"], b["peer"])
+            pb = paired(b["family"], "bwdg", b["shape"], b["peer"])
+            f = row_of(b["family"], "fwdg", b["shape"], b["peer"])
+            g = row_of(b["family"], "bwdg", b["shape"], b["peer"])
+            if "Cake" in pf and f and g:
+                for name, pc in pb.items():
+                    cake_us = pf["Cake"]["time"]["median_us"] + pc["time"]["median_us"]
+                    peer_us = f["time"]["median_us"] + g["time"]["median_us"]
+                    versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"],
+                                   "cake": name, "cake_us": cake_us, "peer": b["peer"],
+                                   "peer_us": peer_us, "speedup": peer_us / cake_us,
+                                   "speedup_lo": None, "speedup_hi": None})
+            continue
+        for name, pc in paired(b["family"], b["op"], b["shape"], b["peer"]).items():
+            versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"], "cake": name,
+                           "cake_us": pc["time"]["median_us"], "peer": b["peer"], "peer_us": b["us"],
+                           "speedup": pc["speedup"], "speedup_lo": pc["speedup_lo"],
+                           "speedup_hi": pc["speedup_hi"]})
+    versus.sort(key=lambda v: (v["family"], v["op"], v["shape"], v["cake"]))
+    return versus
+
+
 def main():
     args = parse_args()
     import torch
@@ -706,55 +764,8 @@ def main():
             swiglu_phase(which)
 
     # fwd + bwd (fwdg + bwdg) per normgate peer, derived.
-    # (Cake's two backward packages pair with its one forward: "fwd_peer".)
-    derived = []
-    for b in run.results:
-        if b["family"] == "normgate" and b["op"] == "bwdg" and b.get("status") == "ok":
-            fwd_peer = b.get("fwd_peer", b["peer"])
-            r = next((q for q in run.results if q["family"] == "normgate" and q["op"] == "fwdg"
-                      and q["shape"] == b["shape"] and q["peer"] == fwd_peer and q.get("status") == "ok"), None)
-            if r:
-                row = {"family": "normgate", "op": "fwd+bwd", "shape": b["shape"], "peer": b["peer"],
-                       "status": "ok", "time": {"median_us": r["time"]["median_us"] + b["time"]["median_us"],
-                                                "lo_us": r["time"]["lo_us"] + b["time"]["lo_us"],
-                                                "hi_us": r["time"]["hi_us"] + b["time"]["hi_us"],
-                                                "spread_pct": None, "timer": "derived"}}
-                if b.get("is_cake"):
-                    row["is_cake"] = True
-                derived.append(row)
-    run.results += derived
-
-    # Cake against the best peer: the speedups of the rounds where Cake's graph alternated with
-    # that peer's (fwd + bwd: the sums of the peer's and the paired Cake's fwdg and bwdg).
-    def paired(family, op, shape, peer):
-        r = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
-                  (family, op, shape, peer) and q.get("status") == "ok"), None)
-        return (r or {}).get("paired_cake") or {}
-
-    versus = []
-    for b in best_table(run.results):
-        if b["op"] == "fwd+bwd":
-            pf = paired(b["family"], "fwdg", b["shape"], b["peer"])
-            pb = paired(b["family"], "bwdg", b["shape"], b["peer"])
-            f = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
-                      (b["family"], "fwdg", b["shape"], b["peer"])), None)
-            g = next((q for q in run.results if (q["family"], q["op"], q["shape"], q["peer"]) ==
-                      (b["family"], "bwdg", b["shape"], b["peer"])), None)
-            if "Cake" in pf and f and g:
-                for name, pc in pb.items():
-                    cake_us = pf["Cake"]["time"]["median_us"] + pc["time"]["median_us"]
-                    peer_us = f["time"]["median_us"] + g["time"]["median_us"]
-                    versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"],
-                                   "cake": name, "cake_us": cake_us, "peer": b["peer"],
-                                   "peer_us": peer_us, "speedup": peer_us / cake_us,
-                                   "speedup_lo": None, "speedup_hi": None})
-            continue
-        for name, pc in paired(b["family"], b["op"], b["shape"], b["peer"]).items():
-            versus.append({"family": b["family"], "op": b["op"], "shape": b["shape"], "cake": name,
-                           "cake_us": pc["time"]["median_us"], "peer": b["peer"], "peer_us": b["us"],
-                           "speedup": pc["speedup"], "speedup_lo": pc["speedup_lo"],
-                           "speedup_hi": pc["speedup_hi"]})
-    versus.sort(key=lambda v: (v["family"], v["op"], v["shape"], v["cake"]))
+    run.results += derive_fwd_bwd(run.results)
+    versus = cake_vs_best_peer(run.results)
     run.meta["cake_vs_best_peer"] = versus
     run.write()
     if versus:
@@ -763,7 +774,8 @@ def main():
         print("%-8s %-9s %-12s %-12s %10s %10s %8s %17s  %s" % (
             "family", "op", "shape", "cake", "cake us", "peer us", "speedup", "rounds", "peer"))
         for v in versus:
-            rng = ("[%.3f, %.3f]" % (v["speedup_lo"], v["speedup_hi"])) if v["speedup_lo"] else "(sums)"
+            rng = ("[%.3f, %.3f]" % (v["speedup_lo"], v["speedup_hi"])
+                   if v["speedup_lo"] is not None else "(sums)")
             print("%-8s %-9s %-12s %-12s %10.3f %10.3f %8.3f %17s  %s" % (
                 v["family"], v["op"], v["shape"], v["cake"], v["cake_us"], v["peer_us"],
                 v["speedup"], rng, v["peer"]))

@@ -1,0 +1,129 @@
+"""Host tests of the benchmark tools' bookkeeping (no GPU, no torch): how bench/peers/peers.py
+picks the best peer and pairs Cake with it, and what bench/tables.py prints from that and from
+cake-bench's same-round floors. Run: python3 -m unittest discover -s bench/tests."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "peers"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import peers  # noqa: E402
+import tables  # noqa: E402
+
+
+def stat(us, rounds=None):
+    rounds = rounds or [us]
+    return {"median_us": us, "lo_us": min(rounds), "hi_us": max(rounds), "spread_pct": 0.0,
+            "round_medians_us": rounds}
+
+
+def paired(cake_us, speedup, lo, hi):
+    return {"time": stat(cake_us), "speedup": speedup, "speedup_lo": lo, "speedup_hi": hi}
+
+
+def row(op, shape, peer, us, family="normgate", status="ok", **extra):
+    r = {"family": family, "op": op, "shape": shape, "peer": peer, "status": status,
+         "time": stat(us)}
+    r.update(extra)
+    return r
+
+
+class PeersBookkeeping(unittest.TestCase):
+    def results(self):
+        return [
+            # Cake alone: faster than everyone, but never a "best peer".
+            row("fwdg", "260x48", "Cake", 5.0, is_cake=True),
+            row("bwdg", "260x48", "Cake nondet", 9.0, is_cake=True, fwd_peer="Cake"),
+            row("bwdg", "260x48", "Cake det", 10.0, is_cake=True, fwd_peer="Cake"),
+            # Two peers; B is the best fwdg, A the best bwdg; a failed run of C is ignored.
+            row("fwdg", "260x48", "A", 8.0, paired_cake={"Cake": paired(7.9, 1.013, 1.0, 1.02)}),
+            row("bwdg", "260x48", "A", 18.0,
+                paired_cake={"Cake nondet": paired(14.0, 1.29, 1.28, 1.30),
+                             "Cake det": paired(15.0, 1.20, 1.19, 1.21)}),
+            row("fwdg", "260x48", "B", 7.5, paired_cake={"Cake": paired(7.8, 0.96, 0.95, 0.97)}),
+            row("bwdg", "260x48", "B", 30.0,
+                paired_cake={"Cake nondet": paired(14.1, 2.1, 2.0, 2.2),
+                             "Cake det": paired(15.1, 2.0, 1.9, 2.1)}),
+            row("fwdg", "260x48", "C", 1.0, status="error"),
+        ]
+
+    def test_best_table_skips_cake_and_failures(self):
+        best = {(b["op"]): b for b in peers.best_table(self.results())}
+        self.assertEqual(best["fwdg"]["peer"], "B")
+        self.assertEqual(best["bwdg"]["peer"], "A")
+
+    def test_fwd_bwd_pairs_cake_packages_with_cake_forward(self):
+        derived = {d["peer"]: d for d in peers.derive_fwd_bwd(self.results())}
+        self.assertEqual(set(derived), {"Cake nondet", "Cake det", "A", "B"})
+        self.assertAlmostEqual(derived["Cake nondet"]["time"]["median_us"], 14.0)
+        self.assertAlmostEqual(derived["Cake det"]["time"]["median_us"], 15.0)
+        self.assertTrue(derived["Cake det"].get("is_cake"))
+        self.assertAlmostEqual(derived["A"]["time"]["median_us"], 26.0)
+        self.assertNotIn("is_cake", derived["A"])
+
+    def test_cake_vs_best_peer_uses_the_best_peers_rounds(self):
+        res = self.results()
+        res += peers.derive_fwd_bwd(res)
+        v = {(x["op"], x["cake"]): x for x in peers.cake_vs_best_peer(res)}
+        # fwdg: B is best (7.5 us); its paired speedup, not A's.
+        self.assertEqual(v[("fwdg", "Cake")]["peer"], "B")
+        self.assertAlmostEqual(v[("fwdg", "Cake")]["speedup"], 0.96)
+        self.assertAlmostEqual(v[("fwdg", "Cake")]["speedup_lo"], 0.95)
+        # bwdg: A is best (18 us), both packages.
+        self.assertAlmostEqual(v[("bwdg", "Cake nondet")]["speedup"], 1.29)
+        self.assertAlmostEqual(v[("bwdg", "Cake det")]["cake_us"], 15.0)
+        # fwd + bwd: A (8 + 18 = 26 us) is best; Cake's paired sums against A: 7.9 + 14.0.
+        fb = v[("fwd+bwd", "Cake nondet")]
+        self.assertEqual(fb["peer"], "A")
+        self.assertAlmostEqual(fb["peer_us"], 26.0)
+        self.assertAlmostEqual(fb["cake_us"], 21.9)
+        self.assertAlmostEqual(fb["speedup"], 26.0 / 21.9)
+        self.assertIsNone(fb["speedup_lo"])
+
+
+class Tables(unittest.TestCase):
+    def run_tables(self, cake_doc, peers_doc):
+        with tempfile.TemporaryDirectory() as d:
+            cp, pp = os.path.join(d, "cake.json"), os.path.join(d, "peers.json")
+            for path, doc in ((cp, cake_doc), (pp, peers_doc)):
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+            argv, sys.argv = sys.argv, ["tables.py", cp, "--peers", pp]
+            out = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out):
+                    tables.main()
+            finally:
+                sys.argv = argv
+        return out.getvalue()
+
+    def test_floor_and_paired_tables(self):
+        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
+              "status": "ok", "program": "sm90.p", "time": stat(5.6), "limit": stat(5.4),
+              "floor": stat(4.0), "frac_copy": 0.01}
+        big = dict(sw, shape="4096x2048", time=stat(18.0), limit=stat(17.0), frac_copy=0.5)
+        del big["floor"]
+        cake_doc = {"results": [sw, big], "routing": []}
+        peers_doc = {"best": [{"family": "swiglu", "op": "fwd_row", "shape": "128x128",
+                               "peer": "P", "us": 5.0}],
+                     "cake_vs_best_peer": [
+                         {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "cake": "Cake",
+                          "cake_us": 4.5, "peer": "P", "peer_us": 5.0, "speedup": 1.111,
+                          "speedup_lo": 1.05, "speedup_hi": 1.2}]}
+        out = self.run_tables(cake_doc, peers_doc)
+        floor_table = out.split("floor timed in the same rounds")[1].split("\n\n")[1]
+        self.assertIn("| 128x128 | fwd_row | 5.60 | 5.40 | 4.00 | 1.40 | 1.35 |", floor_table)
+        self.assertNotIn("4096x2048", floor_table)  # no floor measured there
+        self.assertIn("| swiglu | fwd_row | 128x128 | Cake | 4.50 | P | 5.00 | 1.111 [1.050, 1.200] |",
+                      out)
+
+
+if __name__ == "__main__":
+    unittest.main()
