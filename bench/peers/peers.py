@@ -124,7 +124,8 @@ class GraphTimer:
 
     def time_graphs(self, graphs):
         """Graphs alternated round by round (a round: --iters replays of one graph, then of the
-        next), so that a peer and Cake's paired graph share the machine's state and drift."""
+        next; the order reversed every other round), so that a peer and Cake's paired graph share
+        the machine's state and drift."""
         torch = self.torch
         for g in graphs:
             for _ in range(self.warmup):
@@ -134,8 +135,11 @@ class GraphTimer:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.iters)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.iters)]
         per_graph = [[] for _ in graphs]
-        for _ in range(self.rounds):
-            for medians, g in zip(per_graph, graphs):
+        for rnd in range(self.rounds):
+            # Odd rounds run the graphs in reverse order: neither goes first every time.
+            order = range(len(graphs)) if rnd % 2 == 0 else range(len(graphs) - 1, -1, -1)
+            for j in order:
+                medians, g = per_graph[j], graphs[j]
                 for i in range(self.iters):
                     self.flush()
                     starts[i].record()

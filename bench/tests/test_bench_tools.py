@@ -88,6 +88,83 @@ class PeersBookkeeping(unittest.TestCase):
         self.assertIsNone(fb["speedup_lo"])
 
 
+class FakeTorch:
+    """Just enough of torch for peers.GraphTimer: a clock that graph replays advance."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.replays = []
+        torch = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                self.t = torch.now
+
+            def elapsed_time(self, end):
+                return end.t - self.t  # ms
+
+        class Props:
+            L2_cache_size = 1 << 20
+
+        class Cuda:
+            pass
+        self.cuda = Cuda()
+        self.cuda.Event = Event
+        self.fresh = True  # the next replay is the first after a synchronisation
+
+        def synchronize():
+            torch.fresh = True
+        self.cuda.synchronize = synchronize
+        self.cuda.get_device_properties = lambda i: Props()
+        self.uint8 = "uint8"
+
+    def empty(self, n, dtype=None, device=None):
+        class Buf:
+            def fill_(self, v):
+                pass
+        return Buf()
+
+
+class FakeGraph:
+    def __init__(self, torch, name, ms, first_penalty_ms=0.0):
+        self.torch, self.name, self.ms, self.penalty = torch, name, ms, first_penalty_ms
+
+    def replay(self):
+        t = self.torch
+        slow = self.penalty if t.fresh else 0.0
+        t.fresh = False
+        t.replays.append(self.name)
+        t.now += self.ms + slow
+
+
+class GraphTimerRounds(unittest.TestCase):
+    def test_rounds_alternate_order_and_stay_aligned(self):
+        torch = FakeTorch()
+        timer = peers.GraphTimer(torch, 2.0, rounds=4, iters=3, warmup=1)
+        a = FakeGraph(torch, "a", 0.010)
+        b = FakeGraph(torch, "b", 0.020)
+        sa, sb = timer.time_graphs([a, b])
+        timed = torch.replays[2:]  # after one warm-up replay each
+        blocks = [timed[i] for i in range(0, len(timed), 3)]
+        self.assertEqual(blocks, ["a", "b", "b", "a", "a", "b", "b", "a"])
+        self.assertEqual(len(sa["round_medians_us"]), 4)
+        self.assertAlmostEqual(sa["median_us"], 10.0)
+        self.assertAlmostEqual(sb["median_us"], 20.0)
+
+    def test_a_first_position_penalty_hits_both_graphs(self):
+        # The first replay after a synchronisation is slow (the round's first graph): with the
+        # order reversed every other round both graphs take it equally often.
+        torch = FakeTorch()
+        timer = peers.GraphTimer(torch, 2.0, rounds=2, iters=1, warmup=0)
+        a = FakeGraph(torch, "a", 0.010, first_penalty_ms=0.005)
+        b = FakeGraph(torch, "b", 0.010, first_penalty_ms=0.005)
+        sa, sb = timer.time_graphs([a, b])
+        self.assertEqual(sorted(sa["round_medians_us"]), sorted(sb["round_medians_us"]))
+
+
 class Tables(unittest.TestCase):
     def run_tables(self, cake_doc, peers_doc):
         with tempfile.TemporaryDirectory() as d:
