@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "peers"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import peers  # noqa: E402
+import plot  # noqa: E402
 import tables  # noqa: E402
 
 
@@ -163,6 +164,23 @@ class GraphTimerRounds(unittest.TestCase):
         b = FakeGraph(torch, "b", 0.010, first_penalty_ms=0.005)
         sa, sb = timer.time_graphs([a, b])
         self.assertEqual(sorted(sa["round_medians_us"]), sorted(sb["round_medians_us"]))
+
+
+class PlotTicks(unittest.TestCase):
+    def test_tick_from_the_paired_speedup_else_the_peers_time(self):
+        r = {"family": "normgate", "op": "bwdg", "shape": "260x48", "package": "det",
+             "frac_limit": 0.6, "limit": stat(9.0)}
+        best = {("normgate", "bwdg", "260x48"): {"us": 18.0}}
+        paired = {("normgate", "bwdg", "260x48", "Cake det"): {"speedup": 1.2}}
+        self.assertAlmostEqual(plot.peer_tick(r, best, paired), 0.5)  # 0.6 / 1.2
+        # No paired entry for the other package: the limit over the peer's time, 9 / 18.
+        self.assertAlmostEqual(plot.peer_tick(dict(r, package="nondet"), best, paired), 0.5)
+        self.assertIsNone(plot.peer_tick(dict(r, op="ckptg"), best, paired))
+        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
+              "frac_limit": 0.9, "limit": stat(5.4)}
+        self.assertAlmostEqual(plot.peer_tick(sw, {("swiglu", "fwd_row", "128x128"): {"us": 5.0}},
+                                              {("swiglu", "fwd_row", "128x128", "Cake"):
+                                               {"speedup": 0.9}}), 1.0)
 
 
 class Tables(unittest.TestCase):
