@@ -51,10 +51,25 @@ def main():
     def lim(r):
         return r["limit"]["median_us"] if r and r["limit"]["median_us"] > 0 else None
 
+    def speedup(fam, op, shape, cake, cake_row):
+        """Cake against the best peer: the paired speedup (peers.py, one harness) where there
+        is one, else the best peer's us over cake-bench's (two harnesses; marked ~ when other
+        rows are paired)."""
+        v = paired.get((fam, op, shape, cake))
+        if v:
+            return "%.3f" % v["speedup"]
+        b = best.get((fam, op, shape))
+        if not (b and t(cake_row)):
+            return ""
+        return ("~" if paired else "") + "%.3f" % (b["us"] / t(cake_row))
+
+    vs_note = ("vs peer = the speedup over the best peer paired with Cake in peers.py's harness "
+               "(median of the per-round ratios; fwd+bwd: ratio of the sums), or, marked ~, best "
+               "peer us / Cake us across the two harnesses" if paired else
+               "vs peer = best peer us / Cake us")
     print("Normgate (D = 128). us: median of round medians; limit: streaming kernel on the op's "
-          "bytes, same timing; % limit = limit us / Cake us; vs peer = best peer us / Cake us "
-          "(non-deterministic package; det in parentheses). `=`: the forward does not depend on "
-          "the package.\n")
+          "bytes, same timing; %% limit = limit us / Cake us; %s (non-deterministic package; det "
+          "in parentheses). `=`: the forward does not depend on the package.\n" % vs_note)
     print("| T x H | op | Cake det us | Cake nondet us | limit us | % limit (nondet) | best peer us | best peer | vs peer |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     for sh in shapes["normgate"]:
@@ -69,17 +84,22 @@ def main():
                 continue
             ref = nd or det
             b = best.get(("normgate", op, sh))
-            vs = ""
-            if b and t(nd):
-                vs = "%.3f" % (b["us"] / t(nd))
-                if op not in ("fwd", "fwdg") and t(det):
-                    vs += " (%.3f)" % (b["us"] / t(det))
+            if op in ("fwd", "fwdg"):
+                vs = speedup("normgate", op, sh, "Cake", nd)
+            else:
+                vs = speedup("normgate", op, sh, "Cake nondet", nd)
+                vd = speedup("normgate", op, sh, "Cake det", det)
+                if vs and vd:
+                    vs += " (%s)" % vd
             frac = "%.1f%%" % (100 * lim(ref) / t(ref)) if lim(ref) and t(ref) else "-"
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 sh, op, fmt(t(det)), fmt(t(nd)) if op not in ("fwd", "fwdg") else "=",
                 fmt(lim(ref)), frac, fmt(b["us"]) if b else "-", b["peer"] if b else "-", vs or "-"))
-    print("\nSwiGLU + MXFP8 (graph replays). % copy = achieved GB/s / device-copy GB/s; vs "
-          "torch.compile = its us / Cake us.\n")
+    print("\nSwiGLU + MXFP8 (graph replays). %% copy = achieved GB/s / device-copy GB/s; vs "
+          "torch.compile: %s.\n" % (
+              "the speedup over the best torch.compile mode paired with Cake in peers.py's "
+              "harness, or, marked ~, its us / Cake us across the two harnesses" if paired else
+              "its us / Cake us"))
     print("| M x K | form | Cake us | limit us | % limit | % copy | torch.compile us | vs torch.compile | program |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for sh in shapes["swiglu"]:
@@ -90,7 +110,7 @@ def main():
             b = best.get(("swiglu", form, sh))
             frac = "%.1f%%" % (100 * lim(r) / t(r)) if lim(r) and t(r) else "-"
             fc = "%.1f%%" % (100 * r["frac_copy"]) if r.get("frac_copy", -1) > 0 else "-"
-            vs = "%.2f" % (b["us"] / t(r)) if b and t(r) else "-"
+            vs = speedup("swiglu", form, sh, "Cake", r) or "-"
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 sh, form, fmt(t(r)), fmt(lim(r)), frac, fc, fmt(b["us"]) if b else "-", vs,
                 r["program"] if r.get("status") == "ok" else r.get("status", "")))

@@ -218,6 +218,23 @@ class Tables(unittest.TestCase):
         self.assertNotIn("4096x2048", floor_table)  # no floor measured there
         self.assertIn("| swiglu | fwd_row | 128x128 | Cake | 4.50 | P | 5.00 | 1.111 [1.050, 1.200] |",
                       out)
+        # The main table's speedup column takes the paired one where it exists.
+        self.assertIn("| 128x128 | fwd_row | 5.60 | 5.40 | 96.4% | 1.0% | 5.00 | 1.111 | sm90.p |", out)
+        self.assertIn("| 4096x2048 | fwd_row | 18.00 | 17.00 | 94.4% | 50.0% | - | - | sm90.p |", out)
+
+    def test_cross_harness_speedup_is_marked(self):
+        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
+              "status": "ok", "program": "sm90.p", "time": stat(5.0), "limit": stat(4.5),
+              "frac_copy": 0.01}
+        best = [{"family": "swiglu", "op": "fwd_row", "shape": "128x128", "peer": "P", "us": 6.0}]
+        out = self.run_tables({"results": [sw], "routing": []}, {"best": best})
+        self.assertIn("| 6.00 | 1.200 | sm90.p |", out)  # no pairing anywhere: as before
+        other = {"family": "swiglu", "op": "bwd_row", "shape": "128x128", "cake": "Cake",
+                 "cake_us": 5.0, "peer": "P", "peer_us": 5.5, "speedup": 1.1, "speedup_lo": 1.0,
+                 "speedup_hi": 1.2}
+        out = self.run_tables({"results": [sw], "routing": []},
+                              {"best": best, "cake_vs_best_peer": [other]})
+        self.assertIn("| 6.00 | ~1.200 | sm90.p |", out)  # paired elsewhere: marked
 
 
 if __name__ == "__main__":
