@@ -627,14 +627,18 @@ void Bench::measure_copy() {
   if (!st.empty()) record("SM copy kernel " + v.name(), st[0]);
 }
 
-// The launch floor: a graph of one empty kernel, replayed and timed like the ops.
-void Bench::measure_floor() {
-  Call empty = [](cudaStream_t st) -> std::string {
+// One empty kernel: the launch floor's call (alone in measure_floor, or in an op's rounds).
+Call empty_call() {
+  return [](cudaStream_t st) -> std::string {
     const cudaError_t e = launch_empty(st);
     return e == cudaSuccess ? "" : cudaGetErrorString(e);
   };
+}
+
+// The launch floor: a graph of one empty kernel, replayed and timed like the ops.
+void Bench::measure_floor() {
   cudaGraphExec_t g = nullptr;
-  std::string err = timer_.capture({empty}, &g);
+  std::string err = timer_.capture({empty_call()}, &g);
   if (err.empty()) {
     Launchable l;
     l.graph = g;
@@ -1090,12 +1094,7 @@ void Bench::swiglu_shape(const SwShape &s) {
     // moves a 5 us replay by several percent, a floor timed apart from the op with it.
     Launchable lfloor;
     const bool with_floor = !o_.sw_eager && !o_.ab_mode() && s.m * s.k <= (int64_t(1) << 20);
-    if (with_floor) {
-      lfloor.call = [](cudaStream_t st) -> std::string {
-        const cudaError_t e = launch_empty(st);
-        return e == cudaSuccess ? "" : cudaGetErrorString(e);
-      };
-    }
+    if (with_floor) lfloor.call = empty_call();
     std::vector<cudaGraphExec_t> graphs;
     if (!o_.sw_eager) {
       for (Launchable *l : {&la, &lb, &llim, &lfloor}) {
