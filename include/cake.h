@@ -263,6 +263,16 @@ typedef struct cake_table_route {
                              swiglu_mxfp8: M*K). */
   int64_t metric_hi;    /**< Exclusive upper bound, -1 for open. */
   char program[64];     /**< The program it picks. */
+  /** Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the
+      call's rows, cut into units of this many rows, to make W = units / SMs waves with
+      waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and
+      it is taken before the plain routes of its op and width. A library older than the field
+      leaves a struct of the older size unfilled past program. */
+  int32_t wave_rows;
+  int32_t waves_lo;     /**< Wave band, hundredths of a wave, inclusive. */
+  int32_t waves_hi;     /**< Wave band, hundredths of a wave, exclusive. */
+  int32_t frac_lo;      /**< Fill of the last wave, hundredths, inclusive. */
+  int32_t frac_hi;      /**< Fill of the last wave, hundredths, inclusive. */
 } cake_table_route;
 
 /**

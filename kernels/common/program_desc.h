@@ -12,6 +12,13 @@
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
  *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)
+ *   CAKE_ROUTE_WAVES(family, op, d, metric_lo, metric_hi, wave_rows, waves_lo, waves_hi,
+ *                    frac_lo, frac_hi, sym)
+ * A wave route (normgate) also needs the call's rows, cut into units of wave_rows rows, to make
+ * W = units / SMs waves with waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W)
+ * mod 100 <= frac_hi (hundredths): where a persistent walk's last wave of units is that full.
+ * It overrides the plain routes after it for the same (family, op, d); routes are taken in
+ * manifest order, the first that holds.
  * `sym` becomes the kernel symbol cake_<arch>_<sym> and the program name <arch>.<sym>.
  */
 #ifndef CAKE_KERNELS_COMMON_PROGRAM_DESC_H_
@@ -52,6 +59,9 @@ typedef struct cake_route_desc {
   int64_t metric_lo;  /* inclusive; normgate: rows per SM, swiglu: M*K */
   int64_t metric_hi;  /* exclusive; INT64_MAX = open */
   int32_t program;    /* index into the architecture's program table */
+  int32_t wave_rows;  /* 0: a plain route; else a wave route's unit (CAKE_ROUTE_WAVES) */
+  int32_t waves_lo, waves_hi;  /* its wave band [lo, hi), hundredths of a wave */
+  int32_t frac_lo, frac_hi;    /* and the last wave's fill [lo, hi], hundredths */
 } cake_route_desc;
 
 #endif /* CAKE_KERNELS_COMMON_PROGRAM_DESC_H_ */

@@ -74,7 +74,8 @@ cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_d
     }
   } else {
     call->route =
-        find_route(table, CAKE_FAMILY_NORMGATE, op, desc.d, call->metric, normgate_program_serves);
+        find_route(table, CAKE_FAMILY_NORMGATE, op, desc.d, call->metric, normgate_program_serves,
+                   desc.rows, h->routing_sm_count);
     if (call->route == nullptr) {
       return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
                   "no %s route for normgate op %d, d = %d, %lld rows per SM", table.tag, op,

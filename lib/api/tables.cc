@@ -89,6 +89,11 @@ CAKE_API cake_status_t cake_table_route_get(cake_arch_t table, int32_t index,
   out.metric_lo = r.metric_lo;
   out.metric_hi = r.metric_hi == INT64_MAX ? -1 : r.metric_hi;
   std::snprintf(out.program, sizeof out.program, "%s", t->programs[r.program].name);
+  out.wave_rows = r.wave_rows;
+  out.waves_lo = r.waves_lo;
+  out.waves_hi = r.waves_hi;
+  out.frac_lo = r.frac_lo;
+  out.frac_hi = r.frac_hi;
   return write_struct("route", route, &out, sizeof out);
 }
 

@@ -4,13 +4,23 @@
 
 namespace cake {
 
+bool route_waves_hold(const cake_route_desc &r, int64_t rows, int32_t sms) {
+  if (r.wave_rows == 0) return true;
+  if (sms <= 0 || rows <= 0) return false;
+  const int64_t units = (rows + r.wave_rows - 1) / r.wave_rows;
+  const int64_t w100 = units * 100 / sms;  // waves in hundredths, rounded down
+  const int64_t frac = w100 % 100;
+  return w100 >= r.waves_lo && w100 < r.waves_hi && frac >= r.frac_lo && frac <= r.frac_hi;
+}
+
 const cake_route_desc *find_route(const ArchTable &table, uint16_t family, uint16_t op, int32_t d,
-                                  int64_t metric, RouteServes serves) {
+                                  int64_t metric, RouteServes serves, int64_t rows, int32_t sms) {
   const cake_route_desc *general = nullptr;
   for (int i = 0; i < table.route_count; ++i) {
     const cake_route_desc &r = table.routes[i];
     if (r.family != family || r.op != op) continue;
     if (metric < r.metric_lo || metric >= r.metric_hi) continue;
+    if (!route_waves_hold(r, rows, sms)) continue;
     if (r.d == d) return &r;
     if (r.d == 0 && general == nullptr &&
         (serves == nullptr || serves(table.programs[r.program], d))) {

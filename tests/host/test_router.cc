@@ -38,6 +38,12 @@ static void test_tables_are_consistent(void **) {
       assert_int_equal(p.family, route.family);
       assert_int_equal(p.op, route.op);
       assert_true(route.metric_lo < route.metric_hi);
+      if (route.wave_rows != 0) {  // a wave route: normgate, a width of its own, a sane band
+        assert_int_equal(route.family, CAKE_FAMILY_NORMGATE);
+        assert_true(route.d != 0 && route.wave_rows > 0);
+        assert_true(0 <= route.waves_lo && route.waves_lo < route.waves_hi);
+        assert_true(0 <= route.frac_lo && route.frac_lo <= route.frac_hi && route.frac_hi <= 99);
+      }
       if (route.family == CAKE_FAMILY_NORMGATE) {
         // A route for width d must point at a program that computes width d.
         if (route.d != 0) assert_true(normgate_program_serves(p, route.d));
@@ -47,8 +53,9 @@ static void test_tables_are_consistent(void **) {
   }
 }
 
-// For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps. The
-// normgate general routes (d = 0) are alternatives by width: each program's cover the range.
+// For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps, by the
+// plain routes (wave routes override them inside their band). The normgate general routes
+// (d = 0) are alternatives by width: each program's cover the range.
 static void test_routes_cover_every_size(void **) {
   int count = 0;
   const ArchTable *tables = arch_tables(&count);
@@ -56,9 +63,11 @@ static void test_routes_cover_every_size(void **) {
     const ArchTable &tab = tables[t];
     for (int r = 0; r < tab.route_count; ++r) {
       const cake_route_desc &key = tab.routes[r];
+      if (key.wave_rows != 0) continue;
       std::vector<std::pair<int64_t, int64_t>> spans;
       for (int q = 0; q < tab.route_count; ++q) {
         const cake_route_desc &o = tab.routes[q];
+        if (o.wave_rows != 0) continue;
         if (o.family == key.family && o.op == key.op && o.d == key.d &&
             (key.family != CAKE_FAMILY_NORMGATE || key.d != 0 || o.program == key.program))
           spans.push_back({o.metric_lo, o.metric_hi});
@@ -127,6 +136,58 @@ static void test_normgate_forward_routes(void **) {
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 3534 * 48, 128).c_str(), "sm107.ng_fwd_d128_mid");
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 799, 128).c_str(), "sm107.ng_fwd_d128_short");
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 1739, 128).c_str(), "sm107.ng_fwd_d128_mid");
+}
+
+static std::string routed_backward(cake_arch_t arch, int sm_count, int64_t rows, int d,
+                                   cake_normgate_package_t package) {
+  cake_handle_t h = cake_test::make_fake_handle(arch, sm_count);
+  cake_normgate_desc desc;
+  cake_normgate_desc_init(&desc);
+  desc.rows = rows;
+  desc.d = d;
+  desc.package = package;
+  cake_program_info info;
+  cake_program_info_init(&info);
+  const cake_status_t st = cake_normgate_backward_query(h, &desc, &info);
+  cake_test::free_fake_handle(h);
+  if (st != CAKE_STATUS_SUCCESS) return std::string("error: ") + cake_last_error_message();
+  return info.name;
+}
+
+// sm90's backward wave routes (kernels/sm90/manifest.def): from 2 to 5 waves of 64-row (d128)
+// or 128-row (d64) units on the SMs, the last wave 15-50% full, the four-stage 512-thread
+// programs; elsewhere above 150 / 300 rows per SM the programs of the plain routes.
+static void test_normgate_backward_wave_routes(void **) {
+  const cake_normgate_package_t nd = CAKE_NORMGATE_NONDETERMINISTIC, det = CAKE_NORMGATE_DETERMINISTIC;
+  // d128, 132 SMs: 422 units = 3.19 waves (fill 19) -> wave route; 501 units = 3.79 (79) -> plain.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 422 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 501 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 422 * 64, 128, det).c_str(), "sm90.ng_bwd_det_d128_ct_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 501 * 64, 128, det).c_str(), "sm90.ng_bwd_det_d128_ct");
+  // The band's edges (each above 150 rows per SM): fill 15 (3.15 waves, 416 units) inside, 14
+  // (415 units) outside; fill 50 (2.50 waves, 330 units) inside, 51 (332 units) outside; 5.15
+  // waves (680 units) outside (>= 5).
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 416 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 415 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 330 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 332 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 680 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
+  // A partial unit counts as a unit: 421 units and one row = 422 units.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 421 * 64 + 1, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  // Below 150 rows per SM the plain route takes the same programs whatever the fill: 264 units
+  // (2.00 waves, fill 0) are 128 rows per SM.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 264 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  // d64: 128-row units. 844 x 64 rows = 422 units -> wave route; 1003 x 64 = 502 units (3.80) -> plain.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 844 * 64, 64, nd).c_str(), "sm90.ng_bwd_nd_d64_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 1003 * 64, 64, nd).c_str(), "sm90.ng_bwd_nd_d64_t1024");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 844 * 64, 64, det).c_str(), "sm90.ng_bwd_det_d64_ct_t512p4");
+  // The waves count the routing SMs: 422 units on 100 SMs = 4.22 waves (fill 22) -> wave route;
+  // on 120 SMs 3.51 waves (fill 51) -> plain.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 100, 422 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 120, 422 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
+  // d256 has no wave route; the forward none either.
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 422 * 64, 256, nd).c_str(), "sm90.ng_bwd_nd_d256_t1024");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 422 * 64, 128).c_str(), "sm90.ng_fwd_d128_short");
 }
 
 static void test_forced_program_query(void **) {
@@ -215,7 +276,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_routes_cover_every_size),
       cmocka_unit_test(test_normgate_every_width_routes),
-      cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_forced_program_query),
+      cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_normgate_backward_wave_routes),
+      cmocka_unit_test(test_forced_program_query),
       cmocka_unit_test(test_normgate_launch_shapes),  cmocka_unit_test(test_image_selection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

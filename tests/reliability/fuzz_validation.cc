@@ -318,7 +318,7 @@ void fuzz_normgate(FuzzedDataProvider &f, rel::NgEntry k, const HandleChoice &hc
     if (st == CAKE_STATUS_SUCCESS) {
       need = static_cast<int64_t>(bytes);
       const int prog_idx = d.program ? rel::program_by_name(t, d.program)
-                                     : rel::ng_route(t, rel::ng_op_for(k, d), d.d, d.rows / hc.owned->routing_sm_count);
+                                     : rel::ng_route(t, rel::ng_op_for(k, d), d.d, d.rows, hc.owned->routing_sm_count);
       const int64_t kernel_need = prog_idx >= 0 ? rel::ng_kernel_workspace(t.programs[prog_idx], d) : -1;
       if (kernel_need < 0 || need < kernel_need) {
         die("cake_normgate_workspace_size",

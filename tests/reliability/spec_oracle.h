@@ -251,13 +251,28 @@ inline Expect expect_normgate(NgEntry k, const cake_handle_st *h, bool handle_li
 }
 
 // The route the manifest gives a call: routes for this exact d win over general ones (d = 0);
-// among each kind the first whose [lo, hi) holds the metric.
-inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t metric) {
+// among each kind the first whose [lo, hi) holds the metric and, for a wave route, whose band
+// holds the call's waves: rows in units of wave_rows over the SMs, in hundredths rounded down
+// (kernels/common/program_desc.h), computed here as a fraction compared by cross-multiplying.
+inline bool ng_wave_band(const cake_route_desc &r, int64_t rows, int32_t sms) {
+  if (r.wave_rows == 0) return true;
+  const int64_t units = rows / r.wave_rows + (rows % r.wave_rows != 0 ? 1 : 0);
+  const int64_t part = units % sms;  // waves W = units / sms = whole + part / sms
+  // floor(100 W) in [lo, hi)  <=>  lo <= 100 W < hi (lo, hi integers)
+  const bool in_band = 100 * units >= int64_t(r.waves_lo) * sms && 100 * units < int64_t(r.waves_hi) * sms;
+  // floor(100 W) mod 100 = floor(100 part / sms): in [frac_lo, frac_hi]
+  const bool fill = 100 * part >= int64_t(r.frac_lo) * sms && 100 * part < int64_t(r.frac_hi + 1) * sms;
+  return in_band && fill;
+}
+
+inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t rows, int32_t sms) {
+  const int64_t metric = rows / sms;
   int general = -1;
   for (int i = 0; i < t.route_count; ++i) {
     const cake_route_desc &r = t.routes[i];
     if (r.family != CAKE_FAMILY_NORMGATE || r.op != op) continue;
     if (metric < r.metric_lo || metric >= r.metric_hi) continue;
+    if (!ng_wave_band(r, rows, sms)) continue;
     if (r.d == d) return r.program;
     if (r.d == 0 && general < 0 && ng_serves(t.programs[r.program], op, d)) general = r.program;
   }
@@ -338,7 +353,7 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (desc.program != nullptr) {
     if (std::strcmp(prog.name, desc.program) != 0) return fmt("forced %s, launched %s", desc.program, prog.name);
   } else {
-    const int want = ng_route(t, op, desc.d, desc.rows / h->routing_sm_count);
+    const int want = ng_route(t, op, desc.d, desc.rows, h->routing_sm_count);
     if (want != l.program) {
       return fmt("routed to %s, the manifest routes rows %lld d %d (%d SMs) to %s", prog.name,
                  (long long)desc.rows, desc.d, h->routing_sm_count,

@@ -240,7 +240,13 @@ static void print_text(const report *r) {
       bound_text(q->metric_lo, lo_buf, sizeof lo_buf);
       bound_text(q->metric_hi, hi_buf, sizeof hi_buf);
       snprintf(range, sizeof range, "%s [%s, %s)", metric_name(q->family), lo_buf, hi_buf);
-      printf("  %-4d %-13s %-17s %-5s %-30s %s\n", (int)i, fam, op, d_buf, range, q->program);
+      printf("  %-4d %-13s %-17s %-5s %-30s %s", (int)i, fam, op, d_buf, range, q->program);
+      /* A wave route: the band of waves of wave_rows-row units over the SMs it also needs. */
+      if (q->wave_rows != 0)
+        printf("  (waves of %d rows: [%d.%02d, %d.%02d), last wave %d-%d%% full)", (int)q->wave_rows,
+               (int)q->waves_lo / 100, (int)q->waves_lo % 100, (int)q->waves_hi / 100,
+               (int)q->waves_hi % 100, (int)q->frac_lo, (int)q->frac_hi);
+      printf("\n");
     }
   }
 }
@@ -336,6 +342,9 @@ static void print_json(const report *r) {
       else printf("%" PRId64, q->metric_hi);
       printf(", \"program\": ");
       json_string(q->program);
+      if (q->wave_rows != 0)
+        printf(", \"wave_rows\": %d, \"waves_lo\": %d, \"waves_hi\": %d, \"frac_lo\": %d, \"frac_hi\": %d",
+               (int)q->wave_rows, (int)q->waves_lo, (int)q->waves_hi, (int)q->frac_lo, (int)q->frac_hi);
       printf("}");
     }
     printf("%s]\n    }", t->route_count ? "\n      " : "");

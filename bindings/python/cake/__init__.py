@@ -209,6 +209,13 @@ class TableRoute:
     metric_lo: int
     metric_hi: int
     program: str
+    # A wave route (0.2; wave_rows 0: a plain route): rows in units of wave_rows over the SMs make
+    # W waves; it needs waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) % 100 <= frac_hi.
+    wave_rows: int = 0
+    waves_lo: int = 0
+    waves_hi: int = 0
+    frac_lo: int = 0
+    frac_hi: int = 0
 
 
 # ---- library-level ---------------------------------------------------------------------
@@ -274,7 +281,8 @@ def table_routes(arch) -> list[TableRoute]:
         _L().call("cake_table_route_init", byref(s))
         _L().call("cake_table_route_get", int(arch), i, byref(s))
         fam = Family(s.family) if s.family in Family._value2member_map_ else s.family
-        out.append(TableRoute(fam, s.op, s.d, s.metric_lo, s.metric_hi, _str(s.program)))
+        out.append(TableRoute(fam, s.op, s.d, s.metric_lo, s.metric_hi, _str(s.program),
+                              s.wave_rows, s.waves_lo, s.waves_hi, s.frac_lo, s.frac_hi))
     return out
 
 

@@ -99,6 +99,11 @@ class TableRouteStruct(ctypes.Structure):
         ("metric_lo", c_int64),
         ("metric_hi", c_int64),
         ("program", c_char * 64),
+        ("wave_rows", c_int32),  # 0.2: wave routes (normgate)
+        ("waves_lo", c_int32),
+        ("waves_hi", c_int32),
+        ("frac_lo", c_int32),
+        ("frac_hi", c_int32),
     ]
 
 

@@ -228,6 +228,11 @@ def test_program_tables_without_a_device():
     assert slots["sm90.sw_bwd_row_t32"] == 0
     late = {p.name: p.knobs_ext[2] for p in cake.table_programs(cake.Arch.SM90)}
     assert late["sm90.sw_bwd_both_t32s8r"] == 1  # row_from_tile, the eleventh knob
+    waves = [r for r in cake.table_routes(cake.Arch.SM90) if r.wave_rows]
+    assert sorted((r.d, r.wave_rows, r.program) for r in waves) == [
+        (64, 128, "sm90.ng_bwd_det_d64_ct_t512p4"), (64, 128, "sm90.ng_bwd_nd_d64_t512p4"),
+        (128, 64, "sm90.ng_bwd_det_d128_ct_t512p4"), (128, 64, "sm90.ng_bwd_nd_d128_t512p4")]
+    assert all((r.waves_lo, r.waves_hi, r.frac_lo, r.frac_hi) == (200, 500, 15, 50) for r in waves)
     with pytest.raises(cake.InvalidArgumentError) as e:
         cake.table_programs(55)
     assert e.value.message

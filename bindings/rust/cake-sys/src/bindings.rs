@@ -929,12 +929,26 @@ pub struct cake_table_route {
     pub metric_hi: i64,
     #[doc = "< The program it picks."]
     pub program: [::std::os::raw::c_char; 64usize],
+    #[doc = " Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the"]
+    #[doc = "call's rows, cut into units of this many rows, to make W = units / SMs waves with"]
+    #[doc = "waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and"]
+    #[doc = "it is taken before the plain routes of its op and width. A library older than the field"]
+    #[doc = "leaves a struct of the older size unfilled past program."]
+    pub wave_rows: i32,
+    #[doc = "< Wave band, hundredths of a wave, inclusive."]
+    pub waves_lo: i32,
+    #[doc = "< Wave band, hundredths of a wave, exclusive."]
+    pub waves_hi: i32,
+    #[doc = "< Fill of the last wave, hundredths, inclusive."]
+    pub frac_lo: i32,
+    #[doc = "< Fill of the last wave, hundredths, inclusive."]
+    pub frac_hi: i32,
 }
 #[test]
 fn bindgen_test_layout_cake_table_route() {
     assert_eq!(
         ::std::mem::size_of::<cake_table_route>(),
-        104usize,
+        128usize,
         concat!("Size of: ", stringify!(cake_table_route))
     );
     assert_eq!(
@@ -1061,6 +1075,91 @@ fn bindgen_test_layout_cake_table_route() {
         );
     }
     test_field_program();
+    fn test_field_wave_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).wave_rows) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(wave_rows)
+            )
+        );
+    }
+    test_field_wave_rows();
+    fn test_field_waves_lo() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).waves_lo) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(waves_lo)
+            )
+        );
+    }
+    test_field_waves_lo();
+    fn test_field_waves_hi() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).waves_hi) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(waves_hi)
+            )
+        );
+    }
+    test_field_waves_hi();
+    fn test_field_frac_lo() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).frac_lo) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(frac_lo)
+            )
+        );
+    }
+    test_field_frac_lo();
+    fn test_field_frac_hi() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).frac_hi) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(frac_hi)
+            )
+        );
+    }
+    test_field_frac_hi();
 }
 extern "C" {
     #[doc = " Set @p program's struct_size and zero the rest."]
