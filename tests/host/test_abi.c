@@ -140,14 +140,15 @@ static void test_table_program_knobs_ext(void **state) {
 }
 
 /* Wave routes reach cake_table_route (0.2): sm90 has one per package for d = 64 and d = 128
- * (128- and 64-row units, band [200, 500) hundredths of a wave, last wave 15-50% full), each
+ * and a deterministic one for d = 256 (128-, 64- and 32-row units, band [200, 500) hundredths
+ * of a wave, last wave 15-50% full), each
  * before the plain routes of its op and width; every plain route reads zeros there; a struct of
  * the size before the fields is filled up to program and no further. */
 static void test_table_route_waves(void **state) {
   (void)state;
   int32_t np = 0, nr = 0;
   assert_int_equal(cake_table_counts(CAKE_ARCH_SM90, &np, &nr), CAKE_STATUS_SUCCESS);
-  int waves = 0, plain_seen[2][2] = {{0, 0}, {0, 0}};
+  int waves = 0, plain_seen[2][3] = {{0, 0, 0}, {0, 0, 0}};
   for (int32_t i = 0; i < nr; ++i) {
     cake_table_route r;
     assert_int_equal(cake_table_route_init(&r), CAKE_STATUS_SUCCESS);
@@ -155,7 +156,7 @@ static void test_table_route_waves(void **state) {
     assert_int_equal(cake_table_route_get(CAKE_ARCH_SM90, i, &r), CAKE_STATUS_SUCCESS);
     const int bwd = r.family == CAKE_FAMILY_NORMGATE &&
                     (r.op == CAKE_OP_NORMGATE_BACKWARD_DET || r.op == CAKE_OP_NORMGATE_BACKWARD_NONDET);
-    const int w = r.d == 64 ? 0 : r.d == 128 ? 1 : -1;
+    const int w = r.d == 64 ? 0 : r.d == 128 ? 1 : r.d == 256 ? 2 : -1;
     if (r.wave_rows == 0) {
       assert_int_equal(r.waves_lo | r.waves_hi | r.frac_lo | r.frac_hi, 0);
       if (bwd && w >= 0) plain_seen[r.op == CAKE_OP_NORMGATE_BACKWARD_DET][w] = 1;
@@ -164,7 +165,7 @@ static void test_table_route_waves(void **state) {
     ++waves;
     assert_true(bwd && w >= 0);
     assert_int_equal(plain_seen[r.op == CAKE_OP_NORMGATE_BACKWARD_DET][w], 0); /* listed first */
-    assert_int_equal(r.wave_rows, r.d == 64 ? 128 : 64);
+    assert_int_equal(r.wave_rows, 8192 / r.d);
     assert_int_equal(r.waves_lo, 200);
     assert_int_equal(r.waves_hi, 500);
     assert_int_equal(r.frac_lo, 15);
@@ -177,7 +178,7 @@ static void test_table_route_waves(void **state) {
     assert_string_equal(old.program, r.program);
     assert_int_equal(old.wave_rows, 0x5A5A5A5A);
   }
-  assert_int_equal(waves, 4);
+  assert_int_equal(waves, 5);
 }
 
 /* Runs in a child-free way: the driver is loaded once per process, so this test binary sets

@@ -185,8 +185,14 @@ static void test_normgate_backward_wave_routes(void **) {
   // on 120 SMs 3.51 waves (fill 51) -> plain.
   assert_string_equal(routed_backward(CAKE_ARCH_SM90, 100, 422 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t512p4");
   assert_string_equal(routed_backward(CAKE_ARCH_SM90, 120, 422 * 64, 128, nd).c_str(), "sm90.ng_bwd_nd_d128_t1024");
-  // d256 has no wave route; the forward none either.
-  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 422 * 64, 256, nd).c_str(), "sm90.ng_bwd_nd_d256_t1024");
+  // d256: 32-row units, the deterministic package only. 439 x 40 rows = 549 units (4.15 waves)
+  // -> wave route; 414 x 40 = 518 units (3.92) -> the column tree; below 80 rows per SM the
+  // four-stage program whatever the waves (111 x 40 rows: 33 rows per SM, 1.05 waves).
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 439 * 40, 256, det).c_str(), "sm90.ng_bwd_det_d256_ct_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 414 * 40, 256, det).c_str(), "sm90.ng_bwd_det_d256_ct");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 111 * 40, 256, det).c_str(), "sm90.ng_bwd_det_d256_ct_t512p4");
+  assert_string_equal(routed_backward(CAKE_ARCH_SM90, 132, 439 * 40, 256, nd).c_str(), "sm90.ng_bwd_nd_d256_t1024");
+  // The forward has no wave route.
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 422 * 64, 128).c_str(), "sm90.ng_fwd_d128_short");
 }
 

@@ -231,7 +231,8 @@ def test_program_tables_without_a_device():
     waves = [r for r in cake.table_routes(cake.Arch.SM90) if r.wave_rows]
     assert sorted((r.d, r.wave_rows, r.program) for r in waves) == [
         (64, 128, "sm90.ng_bwd_det_d64_ct_t512p4"), (64, 128, "sm90.ng_bwd_nd_d64_t512p4"),
-        (128, 64, "sm90.ng_bwd_det_d128_ct_t512p4"), (128, 64, "sm90.ng_bwd_nd_d128_t512p4")]
+        (128, 64, "sm90.ng_bwd_det_d128_ct_t512p4"), (128, 64, "sm90.ng_bwd_nd_d128_t512p4"),
+        (256, 32, "sm90.ng_bwd_det_d256_ct_t512p4")]
     assert all((r.waves_lo, r.waves_hi, r.frac_lo, r.frac_hi) == (200, 500, 15, 50) for r in waves)
     with pytest.raises(cake.InvalidArgumentError) as e:
         cake.table_programs(55)
