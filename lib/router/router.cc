@@ -3,7 +3,9 @@
 #include <cstring>
 
 namespace cake {
+namespace {
 
+// Whether `rows` on `sms` SMs fall in route `r`'s wave band (true for a plain route).
 bool route_waves_hold(const cake_route_desc &r, int64_t rows, int32_t sms) {
   if (r.wave_rows == 0) return true;
   if (sms <= 0 || rows <= 0) return false;
@@ -12,6 +14,8 @@ bool route_waves_hold(const cake_route_desc &r, int64_t rows, int32_t sms) {
   const int64_t frac = w100 % 100;
   return w100 >= r.waves_lo && w100 < r.waves_hi && frac >= r.frac_lo && frac <= r.frac_hi;
 }
+
+}  // namespace
 
 const cake_route_desc *find_route(const ArchTable &table, uint16_t family, uint16_t op, int32_t d,
                                   int64_t metric, RouteServes serves, int64_t rows, int32_t sms) {

@@ -100,18 +100,31 @@ static void test_normgate_every_width_routes(void **) {
   }
 }
 
-static std::string routed_forward(cake_arch_t arch, int sm_count, int64_t rows, int d) {
+// The program a call routes to on a fake handle (forward, or backward of a package), or the error.
+static std::string routed(cake_arch_t arch, int sm_count, int64_t rows, int d, bool backward,
+                          cake_normgate_package_t package) {
   cake_handle_t h = cake_test::make_fake_handle(arch, sm_count);
   cake_normgate_desc desc;
   cake_normgate_desc_init(&desc);
   desc.rows = rows;
   desc.d = d;
+  desc.package = package;
   cake_program_info info;
   cake_program_info_init(&info);
-  const cake_status_t st = cake_normgate_forward_query(h, &desc, &info);
+  const cake_status_t st = backward ? cake_normgate_backward_query(h, &desc, &info)
+                                    : cake_normgate_forward_query(h, &desc, &info);
   cake_test::free_fake_handle(h);
   if (st != CAKE_STATUS_SUCCESS) return std::string("error: ") + cake_last_error_message();
   return info.name;
+}
+
+static std::string routed_forward(cake_arch_t arch, int sm_count, int64_t rows, int d) {
+  return routed(arch, sm_count, rows, d, false, CAKE_NORMGATE_DETERMINISTIC);
+}
+
+static std::string routed_backward(cake_arch_t arch, int sm_count, int64_t rows, int d,
+                                   cake_normgate_package_t package) {
+  return routed(arch, sm_count, rows, d, true, package);
 }
 
 static void test_normgate_forward_routes(void **) {
@@ -136,22 +149,6 @@ static void test_normgate_forward_routes(void **) {
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 3534 * 48, 128).c_str(), "sm107.ng_fwd_d128_mid");
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 799, 128).c_str(), "sm107.ng_fwd_d128_short");
   assert_string_equal(routed_forward(CAKE_ARCH_SM107, 212, 212 * 1739, 128).c_str(), "sm107.ng_fwd_d128_mid");
-}
-
-static std::string routed_backward(cake_arch_t arch, int sm_count, int64_t rows, int d,
-                                   cake_normgate_package_t package) {
-  cake_handle_t h = cake_test::make_fake_handle(arch, sm_count);
-  cake_normgate_desc desc;
-  cake_normgate_desc_init(&desc);
-  desc.rows = rows;
-  desc.d = d;
-  desc.package = package;
-  cake_program_info info;
-  cake_program_info_init(&info);
-  const cake_status_t st = cake_normgate_backward_query(h, &desc, &info);
-  cake_test::free_fake_handle(h);
-  if (st != CAKE_STATUS_SUCCESS) return std::string("error: ") + cake_last_error_message();
-  return info.name;
 }
 
 // sm90's backward wave routes (kernels/sm90/manifest.def): from 2 to 5 waves of 64-row (d128)
