@@ -11,6 +11,8 @@ Runs without a GPU. It checks, in the documents listed in DOCUMENTS:
   - versions: every `libcake.so.X.Y.Z` and `Cake X.Y.Z` is the project's version;
   - program names: every `smNN.name` is a program some route of table smNN selects (so it is in
     the default build);
+  - excerpts: a line `<!-- excerpt: PATH -->` before a fenced block: every line of the block
+    is a line of PATH (spacing aside; "..." elides);
   - manifest lines quoted in a document are lines of a manifest;
   - links: every relative link resolves to a file inside the repository; nothing names the
     files outside it that the specs were written from;
@@ -44,6 +46,7 @@ DOCUMENTS = [
     "docs/swiglu-mxfp8.md",
 ]
 MARKER = re.compile(r"^<!-- sample: (.+?) -->\n(```[a-z]*\n)(.*?)^```\n", re.M | re.S)
+EXCERPT = re.compile(r"^<!-- excerpt: (\S+) -->\n```[a-z]*\n(.*?)^```\n", re.M | re.S)
 OUTSIDE = re.compile(r"\.\./shared|shared/(SPEC|DESIGN|STYLE)|SPEC-(normgate|swiglu)")
 
 
@@ -156,6 +159,19 @@ def manifest_lines():
     return lines
 
 
+def check_excerpts(path, text, errors):
+    """A block marked as an excerpt of a file holds only lines of that file ("..." elides)."""
+    for m in EXCERPT.finditer(text):
+        source = os.path.join(ROOT, m.group(1))
+        if not os.path.exists(source):
+            errors.append(f"{path}: excerpt of a missing file {m.group(1)}")
+            continue
+        lines = {l.strip() for l in open(source)}
+        for line in m.group(2).splitlines():
+            if line.strip() not in ("", "...") and line.strip() not in lines:
+                errors.append(f"{path}: excerpt line not in {m.group(1)}: {line.strip()}")
+
+
 def check_manifest_quotes(path, text, manifest, errors):
     """A manifest line quoted in a document is a line of some manifest (spacing aside)."""
     for m in re.finditer(r"^(CAKE_(?:NORMGATE_PROGRAM|SWIGLU_PROGRAM|ROUTE|ROUTE_WAVES)\(.*\))$", text, re.M):
@@ -211,6 +227,7 @@ def main():
                 print(f"updated {path}")
             check_text(path, new, args, routed, errors)
             check_manifest_quotes(path, new, manifest, errors)
+            check_excerpts(path, new, errors)
     check_cmake_snippet(args, errors)
     if samples == 0:
         errors.append("no samples found")
