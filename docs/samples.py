@@ -14,8 +14,8 @@ Runs without a GPU. It checks, in the documents listed in DOCUMENTS:
   - excerpts: a line `<!-- excerpt: PATH -->` before a fenced block: every line of the block
     is a line of PATH (spacing aside; "..." elides);
   - manifest lines quoted in a document are lines of a manifest;
-  - links: every relative link resolves to a file inside the repository; nothing names the
-    files outside it that the specs were written from;
+  - links: every relative link resolves to a file inside the repository (and to a heading of
+    it, with an anchor); nothing names the files outside it that the specs were written from;
   - the CMake snippet of getting-started: the find_package / target_link_libraries lines that
     cmake/test-consumer (built by the install_consumer test) uses, with a compatible version.
 """
@@ -127,6 +127,16 @@ def routed_programs(args):
     return {r["program"] for t in info["tables"] for r in t["routes"]}
 
 
+def anchors(md_path):
+    """The anchors GitHub gives a Markdown file's headings."""
+    out = set()
+    for line in open(md_path):
+        m = re.match(r"#+ (.*)", line)
+        if m:
+            out.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
 def check_text(path, text, args, routed, errors):
     for m in re.finditer(r"\blibcake\.so\.(\d+\.\d+\.\d+)|\bCake (\d+\.\d+\.\d+)", text):
         v = m.group(1) or m.group(2)
@@ -144,6 +154,8 @@ def check_text(path, text, args, routed, errors):
         full = os.path.normpath(os.path.join(ROOT, os.path.dirname(path), target))
         if not full.startswith(ROOT + os.sep) or not os.path.exists(full):
             errors.append(f"{path}: link '{target}' does not resolve inside the repository")
+        elif m.group(2) and full.endswith(".md") and m.group(2)[1:] not in anchors(full):
+            errors.append(f"{path}: link '{target}{m.group(2)}': no such heading there")
 
 
 def manifest_lines():
