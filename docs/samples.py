@@ -6,7 +6,7 @@
 
 Runs without a GPU. It checks, in the documents listed in DOCUMENTS:
   - samples: a line `<!-- sample: NAME -->` followed by a fenced block. The block must be what
-    the command NAME prints today (SAMPLES below; `python ...` blocks are doctest-style sessions
+    the command NAME prints today (SAMPLES below; `python ...` blocks are doctest-style transcripts
     whose `>>>` lines are run with the binding and the built library). --update rewrites them.
   - versions: every `libcake.so.X.Y.Z` and `Cake X.Y.Z` is the project's version;
   - program names: every `smNN.name` is a program some route of table smNN selects (so it is in
@@ -85,7 +85,7 @@ SAMPLES = {
 }
 
 
-def python_session(args, tmp, body):
+def python_transcript(args, tmp, body):
     """Runs the >>> statements of a doctest-style block; returns the block as it should be."""
     sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
     os.environ["CAKE_LIBRARY"] = args.library
@@ -116,7 +116,7 @@ def python_session(args, tmp, body):
 
 def expected_sample(args, tmp, name, body):
     if name.startswith("python"):
-        return python_session(args, tmp, body)
+        return python_transcript(args, tmp, body)
     if name not in SAMPLES:
         raise KeyError(f"unknown sample '{name}' (known: {', '.join(SAMPLES)}, python ...)")
     return SAMPLES[name](args, tmp)
