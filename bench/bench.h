@@ -38,6 +38,8 @@ class Bench {
  private:
   // cake_bench.cc
   bool setup();
+  // Whether `need` bytes fit in 92% of the free device memory (the rest is left to the
+  // library and the CUDA runtime); when not, `why` gives the need and the free memory.
   bool shape_fits(uint64_t need, std::string *why);
   uint64_t next_seed() { return seed_ + (++seed_counter_) * 0x9e3779b97f4a7c15ull; }
   // One interleaved A/B row: the ratio of round medians A/B, its median and range.
@@ -109,7 +111,7 @@ class Bench {
   std::string date_;
 };
 
-// The plan of `o` (shapes, ops, bytes) on stdout: cake-bench --list, no GPU needed.
-void print_plan(const Options &o);
+// The plan of `opts` (shapes, ops, bytes) on stdout: cake-bench --list, no GPU needed.
+void print_plan(const Options &opts);
 
 }  // namespace cake_bench
