@@ -1,8 +1,8 @@
 // cake-bench-colwise-writes: what the transposed col_q layout costs a streaming kernel.
 //
 // The SwiGLU + MXFP8 colwise output is the transpose of Y: column o of Y is a row of col_q, M
-// bytes long (SPEC-swiglu-mxfp8.md). A tiled kernel writes each column of its tile as one run
-// of tile_rows bytes at col_q + o*M + m0, one run per column, M bytes apart. This tool moves
+// bytes long (docs/spec/swiglu-mxfp8.md). A tiled kernel writes each column of its tile as one
+// run of tile_rows bytes at col_q + o*M + m0, one run per column, M bytes apart. This tool moves
 // exactly a colwise op's bytes (forward: read gate|up, 4 B a position, write 1 B; backward:
 // read gate|up and grad, 6 B, write 2 B) with streaming kernels that differ only in where the
 // written bytes go:
@@ -17,7 +17,8 @@
 // Cold L2 (a 256 MiB overwrite before each launch), event time, median of 25 launches, inputs
 // drawn at random (a hash of the index), nothing checked but CUDA's status: a measurement tool.
 //
-//   cake-bench-colwise-writes            the H200 table of docs/performance.md (session 9)
+//   cake-bench-colwise-writes   one table: every variant, forward and backward, at 4096x7168,
+//                               16384x7168 and 131072x8192
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>

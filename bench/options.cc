@@ -1,0 +1,276 @@
+// The command line: the usage text, the flag loop, then the defaults that depend on other flags
+// (--quick's method and shapes, every family's shape list, ops and forms), in that order, so an
+// error names the first bad option.
+#include "options.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace cake_bench {
+
+const char *const kNgOps[6] = {"fwd", "fwdg", "bwdg", "ckptg", "stepg_f32", "fwd+bwd"};
+
+namespace {
+
+// The flags kept as text until every flag is read: what they mean depends on --quick.
+struct RawFlags {
+  std::string family = "all", ng_shapes, sw_shapes, ops, forms, package = "both";
+  bool rounds_set = false, iters_set = false;
+};
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool parse_ng_shape(const std::string &s, NgShape *out) {
+  long long t = 0, h = 0;
+  int d = 128;
+  const int n = std::sscanf(s.c_str(), "%lldx%lld:%d", &t, &h, &d);
+  if (n < 2 || t <= 0 || h <= 0 || d <= 0) return false;
+  out->t = t;
+  out->h = h;
+  out->d = d;
+  return true;
+}
+
+bool parse_sw_shape(const std::string &s, SwShape *out) {
+  long long m = 0, k = 0;
+  if (std::sscanf(s.c_str(), "%lldx%lld", &m, &k) != 2 || m <= 0 || k <= 0) return false;
+  out->m = m;
+  out->k = k;
+  return true;
+}
+
+// Every flag in argv order: the booleans and the method into `o`, the lists into `raw`.
+bool parse_flags(int argc, char **argv, Options *o, RawFlags *raw) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&](std::string *v) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cake-bench: %s needs a value\n", a.c_str());
+        return false;
+      }
+      *v = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      print_usage();
+      std::exit(0);
+    } else if (a == "--quick") {
+      o->quick = true;
+    } else if (a == "--list") {
+      o->list = true;
+    } else if (a == "--routing") {
+      o->routing = true;
+    } else if (a == "--no-limit") {
+      o->limit = false;
+    } else if (a == "--events") {
+      o->force_events = true;
+    } else if (a == "--sw-eager") {
+      o->sw_eager = true;
+    } else if (a == "--dw-skip") {
+      o->dw_skip = true;
+    } else if (a == "--family") {
+      if (!next(&raw->family)) return false;
+    } else if (a == "--ops") {
+      if (!next(&raw->ops)) return false;
+    } else if (a == "--forms") {
+      if (!next(&raw->forms)) return false;
+    } else if (a == "--ng-shapes") {
+      if (!next(&raw->ng_shapes)) return false;
+    } else if (a == "--sw-shapes") {
+      if (!next(&raw->sw_shapes)) return false;
+    } else if (a == "--package") {
+      if (!next(&raw->package)) return false;
+    } else if (a == "--program") {
+      if (!next(&o->program)) return false;
+    } else if (a == "--ab-programs" || a == "--ab-libs") {
+      if (!next(&v)) return false;
+      const std::vector<std::string> p = split(v, ',');
+      if (p.size() != 2) {
+        std::fprintf(stderr, "cake-bench: %s takes two comma-separated values\n", a.c_str());
+        return false;
+      }
+      std::string *dst = a == "--ab-programs" ? o->ab_program : o->ab_lib;
+      dst[0] = p[0];
+      dst[1] = p[1];
+    } else if (a == "--rounds") {
+      if (!next(&v)) return false;
+      o->method.rounds = std::max(1, std::atoi(v.c_str()));
+      raw->rounds_set = true;
+    } else if (a == "--iters") {
+      if (!next(&v)) return false;
+      o->method.iters = std::max(1, std::atoi(v.c_str()));
+      raw->iters_set = true;
+    } else if (a == "--warmup") {
+      if (!next(&v)) return false;
+      o->method.warmup = std::max(0, std::atoi(v.c_str()));
+    } else if (a == "--inputs") {
+      if (!next(&v)) return false;
+      if (v == "normal") {
+        o->block_exp = 0;
+      } else if (v.rfind("blockscaled", 0) == 0) {
+        o->block_exp = v.size() > 12 ? std::atoi(v.c_str() + 12) : 100;
+      } else {
+        std::fprintf(stderr, "cake-bench: --inputs normal|blockscaled[:R]\n");
+        return false;
+      }
+    } else if (a == "--flush-mult") {
+      if (!next(&v)) return false;
+      o->flush_mult = std::max(2.0, std::atof(v.c_str()));
+    } else if (a == "--copy-mib") {
+      if (!next(&v)) return false;
+      o->copy_bytes = size_t(std::max(16, std::atoi(v.c_str()))) << 20;
+    } else if (a == "--lib") {
+      if (!next(&o->lib)) return false;
+    } else if (a == "--device") {
+      if (!next(&v)) return false;
+      o->device = std::atoi(v.c_str());
+    } else if (a == "--seed") {
+      if (!next(&v)) return false;
+      o->seed = std::strtoull(v.c_str(), nullptr, 0);
+      o->seed_given = true;
+    } else if (a == "--json") {
+      if (!next(&o->json)) return false;
+    } else {
+      std::fprintf(stderr, "cake-bench: unknown option %s (--help lists them)\n", a.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// --family, --package and --quick's smaller method.
+bool resolve_scope(const RawFlags &raw, Options *o) {
+  if (raw.family == "normgate") {
+    o->run_swiglu = false;
+  } else if (raw.family == "swiglu") {
+    o->run_normgate = false;
+  } else if (raw.family != "all") {
+    std::fprintf(stderr, "cake-bench: --family normgate|swiglu|all\n");
+    return false;
+  }
+  if (raw.package == "det") {
+    o->packages = {0};
+  } else if (raw.package == "nondet") {
+    o->packages = {1};
+  } else if (raw.package != "both") {
+    std::fprintf(stderr, "cake-bench: --package det|nondet|both\n");
+    return false;
+  }
+  if (o->quick) {
+    if (!raw.rounds_set) o->method.rounds = 3;
+    if (!raw.iters_set) o->method.iters = 10;
+    o->method.warmup = std::min(o->method.warmup, 2);
+    o->screen = {1, 3, 1};
+    o->routing_method = {3, 5, 1};
+    o->limit_finalists = 2;
+  }
+  return true;
+}
+
+// The shapes of both families, the norm-gate ops and the SwiGLU forms, given or default.
+bool resolve_lists(const RawFlags &raw, Options *o) {
+  // Shapes: the default benchmark set, or the quick one.
+  const char *ng_default = o->quick ? "3534x48,260x48"
+                                    : "3534x48,4097x48,8192x32,6000x48,7684x48,1031x48,"
+                                      "16384x48,260x48";
+  const char *sw_default =
+      o->quick ? "128x128,4096x2048" : "128x128,4096x2048,4096x7168,16384x7168,131072x8192";
+  for (const std::string &s : split(raw.ng_shapes.empty() ? ng_default : raw.ng_shapes, ',')) {
+    NgShape sh;
+    if (!parse_ng_shape(s, &sh)) {
+      std::fprintf(stderr, "cake-bench: bad normgate shape '%s' (TxH or TxH:D)\n", s.c_str());
+      return false;
+    }
+    o->ng_shapes.push_back(sh);
+  }
+  for (const std::string &s : split(raw.sw_shapes.empty() ? sw_default : raw.sw_shapes, ',')) {
+    SwShape sh;
+    if (!parse_sw_shape(s, &sh)) {
+      std::fprintf(stderr, "cake-bench: bad swiglu shape '%s' (MxK)\n", s.c_str());
+      return false;
+    }
+    o->sw_shapes.push_back(sh);
+  }
+  if (raw.ops.empty()) {
+    for (const char *op : kNgOps) o->ng_ops.push_back(op);
+  } else {
+    for (const std::string &op : split(raw.ops, ',')) {
+      if (std::find_if(std::begin(kNgOps), std::end(kNgOps),
+                       [&](const char *k) { return op == k; }) == std::end(kNgOps)) {
+        std::fprintf(stderr, "cake-bench: unknown normgate op '%s'\n", op.c_str());
+        return false;
+      }
+      o->ng_ops.push_back(op);
+    }
+  }
+  if (raw.forms.empty()) {
+    o->sw_forms = all_swiglu_forms();
+  } else {
+    for (const std::string &f : split(raw.forms, ',')) {
+      SwigluForm sf;
+      if (!parse_swiglu_form(f, &sf)) {
+        std::fprintf(stderr, "cake-bench: unknown swiglu form '%s'\n", f.c_str());
+        return false;
+      }
+      o->sw_forms.push_back(sf);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void print_usage() {
+  std::printf(
+      "cake-bench: Cake's ops through the C ABI, cold L2, against the limit line.\n"
+      "\n"
+      "  --quick                 smoke test: 2 shapes per family, 3 rounds x 10 launches\n"
+      "  --family F              normgate | swiglu | all (default all)\n"
+      "  --ops LIST              normgate ops: fwd,fwdg,bwdg,ckptg,stepg_f32,fwd+bwd (default all)\n"
+      "  --forms LIST            swiglu forms: fwd_row,fwd_col,fwd_both,bwd_row,bwd_col,bwd_both\n"
+      "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256\n"
+      "  --sw-shapes LIST        M x K, e.g. 4096x7168\n"
+      "  --package P             det | nondet | both (default both)\n"
+      "  --program NAME          force NAME for every call of an op that it serves\n"
+      "  --ab-programs A,B       interleaved A/B of two forced programs (ratio = A us / B us)\n"
+      "  --ab-libs PATH_A,PATH_B interleaved A/B of two builds of libcake.so (with --program:\n"
+      "                          that program in both)\n"
+      "  --routing               routing check: every serving program vs the routed one\n"
+      "  --sw-eager              swiglu: time eager launches (CUPTI kernel time), not graphs\n"
+      "  --dw-skip               normgate backward without dw (CAKE_NORMGATE_DW_SKIP): dx, dz only\n"
+      "  --no-limit              skip the streaming limit line\n"
+      "  --rounds N --iters N --warmup N   measurement (default 10 x 30, warm-up 3)\n"
+      "  --inputs normal|blockscaled[:R]   swiglu inputs (block-scaled: 2^[-R,R] per 32, R=100)\n"
+      "  --events                time eager launches with CUDA events, not CUPTI\n"
+      "  --flush-mult X          L2 flush buffer = max(X, 2) x L2 size (default 2)\n"
+      "  --copy-mib N            device-copy reference size (default 1024)\n"
+      "  --lib PATH              libcake.so (default ../lib/libcake.so beside this binary)\n"
+      "  --device N              CUDA device (default 0)\n"
+      "  --seed N                input seed (default: from the clock, printed)\n"
+      "  --json FILE             write every number to FILE (bench/plot.py draws it)\n"
+      "  --list                  print the plan (shapes, ops, bytes) and exit; needs no GPU\n");
+}
+
+bool parse_options(int argc, char **argv, Options *o) {
+  RawFlags raw;
+  if (!parse_flags(argc, argv, o, &raw)) return false;
+  if (!resolve_scope(raw, o) || !resolve_lists(raw, o)) return false;
+  if (!o->ab_program[0].empty() && !o->ab_lib[0].empty()) {
+    std::fprintf(stderr, "cake-bench: --ab-programs and --ab-libs are exclusive\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cake_bench

@@ -1,0 +1,79 @@
+// cake-bench's command line: the shapes, ops, forms and packages to time, the method, and the
+// A/B and routing modes. `parse_options` fills `Options` with every default resolved, so the
+// suites read one plain struct; `print_usage` is the --help text.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "timing.h"
+#include "workloads.h"
+
+namespace cake_bench {
+
+// A norm-gate shape: T tokens x H heads of D (128 unless given) BF16 values, as packed rows.
+struct NgShape {
+  int64_t t = 0, h = 0;
+  int d = 128;
+  std::string name() const {
+    std::string s = std::to_string(t) + "x" + std::to_string(h);
+    if (d != 128) s += ":" + std::to_string(d);
+    return s;
+  }
+  int64_t rows() const { return t * h; }
+};
+
+// A SwiGLU shape: M rows of 2K BF16 inputs (gate | up), K outputs a row.
+struct SwShape {
+  int64_t m = 0, k = 0;
+  std::string name() const { return std::to_string(m) + "x" + std::to_string(k); }
+};
+
+// The norm-gate ops, in the order they are timed and reported ("fwd+bwd" is derived from
+// fwdg and bwdg, not launched).
+extern const char *const kNgOps[6];
+
+struct Options {
+  bool quick = false, list = false, routing = false, limit = true, force_events = false;
+  bool run_normgate = true, run_swiglu = true;
+  bool dw_skip = false;   // normgate backward: CAKE_NORMGATE_DW_SKIP (dx, dz only)
+  bool sw_eager = false;  // swiglu: eager launches with kernel time instead of graph replays
+  std::vector<std::string> ng_ops;
+  std::vector<SwigluForm> sw_forms;
+  std::vector<NgShape> ng_shapes;
+  std::vector<SwShape> sw_shapes;
+  std::vector<int> packages = {0, 1};
+  std::string program;           // forced program for every call it serves
+  std::string ab_program[2];     // --ab-programs A,B
+  // A's program: --ab-programs' first, else the forced --program (or routed when empty).
+  const std::string &program_a() const {
+    return ab_program[0].empty() ? program : ab_program[0];
+  }
+  // B's program: --ab-programs' second, or with --ab-libs the forced --program (one program,
+  // two builds).
+  const std::string &program_b() const { return ab_program[0].empty() ? program : ab_program[1]; }
+  std::string ab_lib[2];         // --ab-libs A,B
+  std::string lib;               // libcake.so to load
+  std::string json;              // --json FILE
+  int device = 0;
+  double flush_mult = 2.0;
+  size_t copy_bytes = size_t(1) << 30;
+  uint64_t seed = 0;
+  bool seed_given = false;
+  int block_exp = 0;  // swiglu inputs: 0 unit normals; >0 block-scaled, 2^[-r, r] per 32
+  Method method;
+  Method screen{1, 6, 1};
+  Method routing_method{5, 10, 2};
+  int limit_finalists = 3;
+  bool ab_mode() const { return !ab_program[0].empty() || !ab_lib[0].empty(); }
+};
+
+// The --help text, on stdout.
+void print_usage();
+
+// Parses argv into `o`. On a bad option prints why on stderr and returns false; --help prints
+// the usage and exits 0.
+bool parse_options(int argc, char **argv, Options *o);
+
+}  // namespace cake_bench
