@@ -1,125 +1,149 @@
 #!/usr/bin/env python3
-"""Draws cake-bench's JSON as a PNG: each op's time as a fraction of its limit line, by shape.
+"""One figure per family from bench/results/<device>.json (bench/results.py makes it).
 
-    python3 bench/plot.py cake.json -o docs/perf.png [--peers peers.json ...]
+    python3 bench/plot.py bench/results/h200.json -o docs/img
+    # -> docs/img/normgate-h200.png, docs/img/swiglu-mxfp8-h200.png
 
-One panel per family (normgate, swiglu). A bar is limit us / op us for one op (and package) at
-one shape: 1.0 is the streaming kernel that moves exactly the op's bytes; above 1.0 is faster
-than it. With --peers, a black tick marks the best peer where it measured the same op and shape
-(graph replays of fwdg, bwdg, fwd+bwd and the swiglu forms): where the peers JSON pairs Cake
-with that peer (bench/peers/peers.py: Cake's graph alternating with the peer's on the same
-inputs) the tick is the bar divided by the paired speedup, i.e. the peer on the bar's scale
-through a comparison made in one harness; otherwise limit us / peer us, two harnesses.
+Each figure has two panels over the measured shapes (smallest first):
+  top:    Cake as a fraction of the limit line (limit us / Cake us; 100% is a streaming kernel
+          that moves exactly the op's bytes), one bar per op (and backward package);
+  bottom: Cake's speedup over the best peer, paired in peers.py's harness (best peer us / Cake
+          us, median of the per-round ratios; the whisker spans their min and max).
+Needs matplotlib (python3 -m pip install matplotlib); the tables (bench/tables.py) do not.
 """
 
 import argparse
 import json
+import os
 import sys
 
-
-def cake_name(r):
-    """The name peers.py gives Cake's paired graph for this cake-bench result."""
-    if r["family"] == "normgate" and r["package"] in ("det", "nondet"):
-        return "Cake " + r["package"]
-    return "Cake"
-
-
-def peer_tick(r, best_peer, paired):
-    """The best peer on the scale of cake-bench result r (limit us / op us), or None where no
-    peer measured the op: r's fraction over the paired speedup where peers.py paired Cake with
-    the best peer, else the limit over the peer's time (two harnesses)."""
-    v = paired.get((r["family"], r["op"], r["shape"], cake_name(r)))
-    if v and v["speedup"] > 0:
-        return r["frac_limit"] / v["speedup"]
-    b = best_peer.get((r["family"], r["op"], r["shape"]))
-    if b and r["limit"]["median_us"] > 0:
-        return r["limit"]["median_us"] / b["us"]
-    return None
+NG_BARS = [("fwd", "-"), ("fwdg", "-"), ("bwdg", "nondet"), ("bwdg", "det"), ("ckptg", "nondet"),
+           ("ckptg", "det"), ("fwd+bwd", "nondet"), ("fwd+bwd", "det")]
+NG_VS = [("fwdg", "Cake"), ("bwdg", "Cake nondet"), ("bwdg", "Cake det"),
+         ("fwd+bwd", "Cake nondet"), ("fwd+bwd", "Cake det")]
+SW_FORMS = ["fwd_row", "fwd_col", "fwd_both", "bwd_row", "bwd_col", "bwd_both"]
+FAMILIES = {
+    "normgate": {"file": "normgate", "title": "Norm-gate (D = 128)", "xlabel": "T x H",
+                 "bars": NG_BARS, "vs": NG_VS},
+    "swiglu": {"file": "swiglu-mxfp8", "title": "SwiGLU + MXFP8", "xlabel": "M x K",
+               "bars": [(f, "-") for f in SW_FORMS], "vs": [(f, "Cake") for f in SW_FORMS]},
+}
 
 
-def main():
+def label(op, pkg):
+    return op if pkg in ("-", "Cake") else "%s %s" % (op, pkg.replace("Cake ", ""))
+
+
+def elements(shape):
+    a, b = shape.split(":")[0].split("x")
+    return int(a) * int(b)
+
+
+def series(doc, family):
+    """(shapes, [(label, [fraction or None per shape])], [(label, [(speedup, lo, hi) or None])])."""
+    spec = FAMILIES[family]
+    cake = {(r["family"], r["op"], r["shape"], r["package"]): r for r in doc["cake"] if "us" in r}
+    shapes = sorted({r["shape"] for r in doc["cake"] if r["family"] == family}, key=elements)
+    fracs = []
+    for op, pkg in spec["bars"]:
+        ys = []
+        for sh in shapes:
+            r = cake.get((family, op, sh, pkg))
+            ys.append(r["limit_us"] / r["us"] if r and r.get("limit_us") else None)
+        if any(y is not None for y in ys):
+            fracs.append((label(op, pkg), ys))
+    paired = {(v["family"], v["op"], v["shape"], v["cake"]): v for v in doc["vs_best_peer"]}
+    vs = []
+    for op, name in spec["vs"]:
+        ys = []
+        for sh in shapes:
+            v = paired.get((family, op, sh, name))
+            ys.append((v["speedup"], v.get("lo"), v.get("hi")) if v else None)
+        if any(y is not None for y in ys):
+            vs.append((label(op, name), ys))
+    return shapes, fracs, vs
+
+
+def bars(ax, shapes, rows, colors, whiskers=False):
+    width = 0.84 / max(1, len(rows))
+    for i, (name, ys) in enumerate(rows):
+        xs, hs, lo, hi = [], [], [], []
+        for j, y in enumerate(ys):
+            if y is None:
+                continue
+            v = y[0] if whiskers else y
+            xs.append(j + (i - (len(rows) - 1) / 2) * width)
+            hs.append(v)
+            if whiskers:
+                lo.append(v - (y[1] if y[1] is not None else v))
+                hi.append((y[2] if y[2] is not None else v) - v)
+        ax.bar(xs, hs, width=width * 0.92, label=name, color=colors[name],
+               yerr=[lo, hi] if whiskers else None, capsize=1.5 if whiskers else 0,
+               error_kw={"linewidth": 0.8})
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels(shapes)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+
+
+def figure(doc, family, path, plt):
+    spec = FAMILIES[family]
+    shapes, fracs, vs = series(doc, family)
+    if not fracs:
+        return False
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 7.5), sharex=True)
+    # One colour per op and package in both panels.
+    cmap = plt.get_cmap("tab10")
+    colors = {label(op, pkg): cmap(i % 10) for i, (op, pkg) in enumerate(spec["bars"])}
+    bars(top, shapes, [(n, [None if y is None else 100 * y for y in ys]) for n, ys in fracs], colors)
+    top.axhline(100, color="gray", linestyle="--", linewidth=1)
+    top.set_ylabel("% of the limit line")
+    low = min(100 * y for _, ys in fracs for y in ys if y is not None)
+    top.set_ylim(max(0, low - 10 - low % 10), 105)
+    top.set_title("Cake against the limit line (limit us / Cake us)", fontsize=10)
+    if vs:
+        bars(bottom, shapes, vs, colors, whiskers=True)
+        bottom.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+        lows = [y[1] if y[1] is not None else y[0] for _, ys in vs for y in ys if y]
+        highs = [y[2] if y[2] is not None else y[0] for _, ys in vs for y in ys if y]
+        bottom.set_ylim(max(0, min(lows) - 0.1), max(highs) * 1.05)
+        bottom.set_ylabel("best peer us / Cake us")
+        bottom.set_title("Cake's speedup over the best peer, paired (whiskers: min and max "
+                         "over the rounds)", fontsize=10)
+    else:
+        bottom.set_visible(False)
+    bottom.set_xlabel(spec["xlabel"])
+    dev, lib = doc["device"], doc["library"]
+    fig.suptitle("%s on %s (%s, %d SMs), libcake %s (%s), %s" % (
+        spec["title"], dev["name"], dev["arch"], dev["sm_count"], lib["version"], lib["commit"],
+        doc["date"]))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="cake-bench --json output")
-    ap.add_argument("-o", "--output", default="cake-bench.png")
-    ap.add_argument("--peers", action="append", default=[],
-                    help="bench/peers/peers.py --json output (repeatable; the best of all counts)")
-    ap.add_argument("--title", default=None)
-    a = ap.parse_args()
-
+    ap.add_argument("results", help="bench/results/<device>.json")
+    ap.add_argument("-o", "--outdir", default=".", help="folder for FAMILY-DEVICE.png")
+    a = ap.parse_args(argv)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    with open(a.json) as f:
+    with open(a.results) as f:
         doc = json.load(f)
-    best_peer, paired = {}, {}
-    for path in a.peers:
-        with open(path) as f:
-            pdoc = json.load(f)
-        for b in pdoc.get("best", []):
-            key = (b["family"], b["op"], b["shape"])
-            if key not in best_peer or b["us"] < best_peer[key]["us"]:
-                best_peer[key] = b
-        for v in pdoc.get("cake_vs_best_peer", []):
-            key = (v["family"], v["op"], v["shape"], v["cake"])
-            if key not in paired or v["peer_us"] < paired[key]["peer_us"]:
-                paired[key] = v
-
-
-    families = [f for f in ("normgate", "swiglu")
-                if any(r["family"] == f and r.get("frac_limit", -1) and r["frac_limit"] > 0
-                       for r in doc["results"])]
-    if not families:
+    device = os.path.splitext(os.path.basename(a.results))[0]
+    os.makedirs(a.outdir, exist_ok=True)
+    wrote = 0
+    for family, spec in FAMILIES.items():
+        path = os.path.join(a.outdir, "%s-%s.png" % (spec["file"], device))
+        if figure(doc, family, path, plt):
+            print("wrote " + path)
+            wrote += 1
+    if not wrote:
         print("plot.py: no result has both a time and a limit", file=sys.stderr)
         return 1
-    fig, axes = plt.subplots(len(families), 1, figsize=(14, 4.8 * len(families)), squeeze=False)
-    for ax, fam in zip(axes[:, 0], families):
-        rows = [r for r in doc["results"] if r["family"] == fam and r.get("frac_limit") and r["frac_limit"] > 0]
-        shapes = []
-        for r in rows:
-            if r["shape"] not in shapes:
-                shapes.append(r["shape"])
-        series = []
-        for r in rows:
-            key = r["op"] if r["package"] in ("-", "") else "%s (%s)" % (r["op"], r["package"])
-            if key not in series:
-                series.append(key)
-        width = 0.8 / max(1, len(series))
-        cmap = plt.get_cmap("tab20")
-        for i, key in enumerate(series):
-            xs, ys = [], []
-            for r in rows:
-                k = r["op"] if r["package"] in ("-", "") else "%s (%s)" % (r["op"], r["package"])
-                if k == key:
-                    xs.append(shapes.index(r["shape"]) + (i - (len(series) - 1) / 2) * width)
-                    ys.append(r["frac_limit"])
-            ax.bar(xs, ys, width=width * 0.95, label=key, color=cmap(i % 20))
-            # The best peer on the same limit, where it measured this op.
-            for r in rows:
-                k = r["op"] if r["package"] in ("-", "") else "%s (%s)" % (r["op"], r["package"])
-                if k != key:
-                    continue
-                y = peer_tick(r, best_peer, paired)
-                if y is not None:
-                    x = shapes.index(r["shape"]) + (i - (len(series) - 1) / 2) * width
-                    ax.plot([x - width * 0.45, x + width * 0.45], [y] * 2, color="black", linewidth=2)
-        ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
-        ax.set_xticks(range(len(shapes)))
-        ax.set_xticklabels(shapes)
-        ax.set_ylabel("limit us / op us")
-        ax.set_xlabel("T x H (D = 128)" if fam == "normgate" else "M x K")
-        ax.set_title("%s: fraction of the limit line%s" % (
-            fam, "" if not best_peer else " (black: best peer, by the paired speedup)" if paired
-            else " (black: best peer)"))
-        ax.set_ylim(0, max(1.1, max(r["frac_limit"] for r in rows) * 1.08))
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0))
-        ax.grid(axis="y", alpha=0.3)
-    dev = doc.get("device", {})
-    fig.suptitle(a.title or "cake-bench, %s (%d SMs), %s" % (dev.get("name", "?"), dev.get("sm_count", 0),
-                                                           doc.get("date", "")))
-    fig.tight_layout()
-    fig.savefig(a.output, dpi=110)
-    print("wrote " + a.output)
     return 0
 
 

@@ -1,163 +1,315 @@
 #!/usr/bin/env python3
-"""Markdown tables for docs/performance.md from cake-bench's JSON and the peers' JSON.
+"""The Markdown tables of docs/performance.md, rendered from bench/results/<device>.json
+(bench/results.py makes that file from a cake-bench JSON and a peers JSON).
 
-    python3 bench/tables.py cake.json [--peers peers.json ...] > tables.md
+    python3 bench/tables.py bench/results/h200.json      # print one device's tables
+    python3 bench/tables.py --write docs/performance.md  # refresh every device's block
+    python3 bench/tables.py --check docs/performance.md  # exit 1 where a block differs
 
-Normgate: per shape and op, Cake (deterministic and non-deterministic), the limit line, Cake as a
-fraction of it, the best peer and the speedup over it (peer us / Cake us). SwiGLU + MXFP8: per
-shape and form, Cake, the limit, the fractions of the limit and of the device copy, the
-torch.compile reference and the speedup. Then the routing check's flagged rows, and where a peers
-JSON holds Cake paired with its peers (bench/peers/peers.py: Cake's graph alternating with each
-peer's round by round on the same inputs), Cake against the best peer from those rounds.
+A device's block in the Markdown lies between `<!-- tables DEVICE begin ... -->` and
+`<!-- tables DEVICE end -->`, DEVICE being the results file's name (h200 for h200.json);
+--write and --check read every bench/results/*.json unless files are named.
+
+Per device: norm-gate against its limit line and the device copy; norm-gate against each peer
+with Cake's speedup over the best one; SwiGLU + MXFP8 against the limit, the copy and each
+peer; the smallest SwiGLU shapes against the empty-kernel floor timed in the same rounds; the
+routing check's verdict. A speedup is the best peer's time over Cake's in the rounds where
+peers.py alternated Cake's graph with that peer's: median [min, max] of the per-round ratios.
 """
 
 import argparse
+import difflib
+import glob
 import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NG_OPS = ("fwd", "fwdg", "bwdg", "ckptg", "stepg_f32", "fwd+bwd")
+SW_FORMS = ("fwd_row", "fwd_col", "fwd_both", "bwd_row", "bwd_col", "bwd_both")
 
 
-def fmt(v, f="%.2f"):
-    return f % v if v is not None and v > 0 else "-"
+def short_peer(name):
+    """A column title for a peer: 'FLA rms_norm_gated' -> 'FLA', 'torch.compile
+    max-autotune-no-cudagraphs' -> 'compile max-autotune', 'torch.compile default' -> 'compile'."""
+    if name.startswith("torch.compile"):
+        mode = name[len("torch.compile"):].strip()
+        mode = mode.replace("-no-cudagraphs", "")
+        return "compile" if mode in ("", "default") else "compile " + mode
+    return name.split()[0]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("json")
-    ap.add_argument("--peers", action="append", default=[])
-    a = ap.parse_args()
-    with open(a.json) as f:
-        doc = json.load(f)
-    best = {}
-    paired = {}
-    for path in a.peers:
-        with open(path) as f:
-            pdoc = json.load(f)
-        for v in pdoc.get("cake_vs_best_peer", []):
-            key = (v["family"], v["op"], v["shape"], v["cake"])
-            if key not in paired or v["peer_us"] < paired[key]["peer_us"]:
-                paired[key] = v
-        for b in pdoc.get("best", []):
-            key = (b["family"], b["op"], b["shape"])
-            if key not in best or b["us"] < best[key]["us"]:
-                best[key] = b
-    res = {(r["family"], r["op"], r["shape"], r["package"]): r for r in doc["results"]}
-    shapes = {f: [] for f in ("normgate", "swiglu")}
-    for r in doc["results"]:
-        if r["shape"] not in shapes[r["family"]]:
-            shapes[r["family"]].append(r["shape"])
+def us(v):
+    return "%.2f" % v if v is not None else "-"
 
-    def t(r):
-        return r["time"]["median_us"] if r and r.get("status") == "ok" else None
 
-    def lim(r):
-        return r["limit"]["median_us"] if r and r["limit"]["median_us"] > 0 else None
+def pct(num, den):
+    return "%.1f%%" % (100.0 * num / den) if num and den else "-"
 
-    def speedup(fam, op, shape, cake, cake_row):
-        """Cake against the best peer: the paired speedup (peers.py, one harness) where there
-        is one, else the best peer's us over cake-bench's (two harnesses; marked ~ when other
-        rows are paired)."""
-        v = paired.get((fam, op, shape, cake))
-        if v:
-            return "%.3f" % v["speedup"]
-        b = best.get((fam, op, shape))
-        if not (b and t(cake_row)):
-            return ""
-        return ("~" if paired else "") + "%.3f" % (b["us"] / t(cake_row))
 
-    vs_note = ("vs peer = the speedup over the best peer paired with Cake in peers.py's harness "
-               "(median of the per-round ratios; fwd+bwd: ratio of the sums), or, marked ~, best "
-               "peer us / Cake us across the two harnesses" if paired else
-               "vs peer = best peer us / Cake us")
-    print("Normgate (D = 128). us: median of round medians; limit: streaming kernel on the op's "
-          "bytes, same timing; %% limit = limit us / Cake us; %s (non-deterministic package; det "
-          "in parentheses). `=`: the forward does not depend on the package.\n" % vs_note)
-    print("| T x H | op | Cake det us | Cake nondet us | limit us | % limit (nondet) | best peer us | best peer | vs peer |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    for sh in shapes["normgate"]:
-        for op in ("fwd", "fwdg", "bwdg", "ckptg", "stepg_f32", "fwd+bwd"):
-            if op in ("fwd", "fwdg"):
-                r = res.get(("normgate", op, sh, "-"))
-                det = nd = r
-            else:
-                det = res.get(("normgate", op, sh, "det"))
-                nd = res.get(("normgate", op, sh, "nondet"))
-            if not nd and not det:
+def speedup(v):
+    if not v:
+        return "-"
+    if v.get("lo") is None:
+        return "%.3f" % v["speedup"]
+    return "%.3f [%.3f, %.3f]" % (v["speedup"], v["lo"], v["hi"])
+
+
+class Doc:
+    """Lookups over one results JSON."""
+
+    def __init__(self, doc):
+        self.doc = doc
+        self.cake = {(r["family"], r["op"], r["shape"], r["package"]): r for r in doc["cake"]}
+        self.peer = {(r["family"], r["op"], r["shape"], r["peer"]): r["us"] for r in doc["peers"]}
+        self.paired = {(v["family"], v["op"], v["shape"], v["cake"]): v for v in doc["vs_best_peer"]}
+
+    def shapes(self, family):
+        out = []
+        for r in self.doc["cake"]:
+            if r["family"] == family and r["shape"] not in out:
+                out.append(r["shape"])
+        return out
+
+    def peers(self, family):
+        out = []
+        for r in self.doc["peers"]:
+            if r["family"] == family and r["peer"] not in out:
+                out.append(r["peer"])
+        return out
+
+    def best(self, family, op, shape):
+        cands = [(u, p) for (f, o, s, p), u in self.peer.items() if (f, o, s) == (family, op, shape)]
+        return min(cands)[1] if cands else None
+
+    def row(self, family, op, shape, package="-"):
+        r = self.cake.get((family, op, shape, package))
+        return r if r and "us" in r else None
+
+
+def peer_cells(d, family, op, shape, names):
+    best = d.best(family, op, shape)
+    cells = []
+    for p in names:
+        u = d.peer.get((family, op, shape, p))
+        cells.append("-" if u is None else ("**%.2f**" % u if p == best else "%.2f" % u))
+    return cells
+
+
+def header(doc):
+    dev, lib, ref, tools = doc["device"], doc["library"], doc["references"], doc["tools"]
+    names = {"fla": "FLA", "mamba_ssm": "mamba_ssm", "torch": "torch", "triton": "triton"}
+    peers = ", ".join("%s %s" % (names[k], tools[k]) for k in names if k in tools)
+    m = doc["method"]
+    return "\n".join([
+        "- Device: %s (%s, %d SMs, L2 %.0f MiB), driver %s." % (
+            dev["name"], dev["arch"], dev["sm_count"], dev["l2_mib"], dev.get("driver") or "?"),
+        "- Library: `libcake.so` %s at `%s`, table %s (%d programs), image `%s`; measured %s." % (
+            lib["version"], lib["commit"], lib["table"], lib["programs"], lib["image"], doc["date"]),
+        "- Peers: %s." % peers,
+        "- Method: %d rounds x %d launches (warm-up %d), cold L2 (%.0f MiB flush before every "
+        "timed launch), median of round medians." % (m["rounds"], m["iters"], m["warmup"],
+                                                      m["flush_mib"]),
+        "- References: device copy %.1f GB/s (%s); empty-kernel graph replay %.2f us "
+        "(cake-bench), %.2f us (peers.py)." % (ref["copy_gbps"], ref["copy_how"], ref["floor_us"],
+                                               ref["peers_floor_us"]),
+    ])
+
+
+def normgate_limit(d):
+    out = ["Norm-gate, D = 128 (T x H rows of BF16), Cake's time (us) against the limit line and "
+           "the device copy. `fwd`: eager launch, CUPTI kernel time; the other ops: CUDA-graph "
+           "replays; `fwd+bwd` = `fwdg` + `bwdg`; `=`: the forward has one package.", "",
+           "| T x H | op | det us | nondet us | limit us | % limit det | % limit nondet | % copy nondet |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for sh in d.shapes("normgate"):
+        for op in NG_OPS:
+            one = d.row("normgate", op, sh)
+            det, nd = (one, None) if one else (d.row("normgate", op, sh, "det"),
+                                               d.row("normgate", op, sh, "nondet"))
+            if not (det or nd):
                 continue
             ref = nd or det
-            b = best.get(("normgate", op, sh))
-            if op in ("fwd", "fwdg"):
-                vs = speedup("normgate", op, sh, "Cake", nd)
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                sh, op, us(det and det["us"]), "=" if one else us(nd and nd["us"]),
+                us(ref.get("limit_us")), pct(det and det.get("limit_us"), det and det["us"]),
+                "=" if one else pct(nd and nd.get("limit_us"), nd and nd["us"]),
+                "%.1f%%" % (100 * ref["frac_copy"]) if ref.get("frac_copy") else "-"))
+    return out
+
+
+def normgate_peers(d):
+    names = d.peers("normgate")
+    if not names:
+        return []
+    out = ["Norm-gate against each peer: graph replays in peers.py's harness (us; bold: the best "
+           "peer), and Cake's speedup over the best peer, paired. %s." % legend(names), "",
+           "| T x H | op | %s | vs best, nondet | vs best, det |" % " | ".join(short_peer(p) for p in names),
+           "| --- | --- | %s | ---: | ---: |" % " | ".join("---:" for _ in names)]
+    for sh in d.shapes("normgate"):
+        for op in ("fwdg", "bwdg", "fwd+bwd"):
+            cells = peer_cells(d, "normgate", op, sh, names)
+            if all(c == "-" for c in cells):
+                continue
+            if op == "fwdg":
+                nd, det = d.paired.get(("normgate", op, sh, "Cake")), "="
             else:
-                vs = speedup("normgate", op, sh, "Cake nondet", nd)
-                vd = speedup("normgate", op, sh, "Cake det", det)
-                if vs and vd:
-                    vs += " (%s)" % vd
-            frac = "%.1f%%" % (100 * lim(ref) / t(ref)) if lim(ref) and t(ref) else "-"
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                sh, op, fmt(t(det)), fmt(t(nd)) if op not in ("fwd", "fwdg") else "=",
-                fmt(lim(ref)), frac, fmt(b["us"]) if b else "-", b["peer"] if b else "-", vs or "-"))
-    print("\nSwiGLU + MXFP8 (graph replays). %% copy = achieved GB/s / device-copy GB/s; vs "
-          "torch.compile: %s.\n" % (
-              "the speedup over the best torch.compile mode paired with Cake in peers.py's "
-              "harness, or, marked ~, its us / Cake us across the two harnesses" if paired else
-              "its us / Cake us"))
-    print("| M x K | form | Cake us | limit us | % limit | % copy | torch.compile us | vs torch.compile | program |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for sh in shapes["swiglu"]:
-        for form in ("fwd_row", "fwd_col", "fwd_both", "bwd_row", "bwd_col", "bwd_both"):
-            r = res.get(("swiglu", form, sh, "-"))
+                nd = d.paired.get(("normgate", op, sh, "Cake nondet"))
+                det = speedup(d.paired.get(("normgate", op, sh, "Cake det")))
+            out.append("| %s | %s | %s | %s | %s |" % (sh, op, " | ".join(cells), speedup(nd), det))
+    return out
+
+
+def legend(names):
+    return "Peers: " + "; ".join("%s = %s" % (short_peer(p), p) for p in names
+                                 if short_peer(p) != p)
+
+
+def swiglu(d):
+    names = d.peers("swiglu")
+    out = ["SwiGLU + MXFP8 (input M x 2K BF16, outputs E4M3 with E8M0 scales), CUDA-graph replays "
+           "(us). %% limit = limit us / Cake us; %% copy = Cake's GB/s / the device copy's; peers in "
+           "peers.py's harness (bold: the best); vs best = Cake's speedup over it, paired.%s" % (
+               " " + legend(names) + "." if names else ""), "",
+           "| M x K | form | Cake us | limit us | %% limit | %% copy | %s | vs best | program |" % (
+               " | ".join(short_peer(p) for p in names)),
+           "| --- | --- | ---: | ---: | ---: | ---: | %s | ---: | --- |" % (
+               " | ".join("---:" for _ in names))]
+    for sh in d.shapes("swiglu"):
+        for form in SW_FORMS:
+            r = d.cake.get(("swiglu", form, sh, "-"))
             if not r:
                 continue
-            b = best.get(("swiglu", form, sh))
-            frac = "%.1f%%" % (100 * lim(r) / t(r)) if lim(r) and t(r) else "-"
-            fc = "%.1f%%" % (100 * r["frac_copy"]) if r.get("frac_copy", -1) > 0 else "-"
-            vs = speedup("swiglu", form, sh, "Cake", r) or "-"
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                sh, form, fmt(t(r)), fmt(lim(r)), frac, fc, fmt(b["us"]) if b else "-", vs,
-                r["program"] if r.get("status") == "ok" else r.get("status", "")))
-    floors = [r for r in doc["results"] if r["family"] == "swiglu" and r.get("floor")
-              and r["floor"]["median_us"] > 0 and t(r)]
-    if floors:
-        print("\nSwiGLU at the smallest shapes against the empty-kernel floor timed in the same "
-              "rounds (cake-bench alternates the op, its limit line and an empty-kernel graph "
-              "launch by launch).\n")
-        print("| M x K | form | Cake us | limit us | floor us | Cake / floor | limit / floor |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-        for r in floors:
-            f = r["floor"]["median_us"]
-            print("| %s | %s | %s | %s | %.2f | %.2f | %s |" % (
-                r["shape"], r["op"], fmt(t(r)), fmt(lim(r)), f, t(r) / f,
-                "%.2f" % (lim(r) / f) if lim(r) else "-"))
-    flagged = [r for r in doc.get("routing", []) if r.get("flagged")]
-    if doc.get("routing"):
-        print("\nRouting check: %d of %d forms x shapes flagged (routed > 1.03 x fastest forced "
-              "program, CUPTI kernel time).\n" % (len(flagged), len(doc["routing"])))
-        if flagged:
-            print("| family | form | shape | routed | us | fastest | us | ratio |")
-            print("| --- | --- | --- | --- | ---: | --- | ---: | ---: |")
-            for r in flagged:
-                print("| %s | %s | %s | %s | %.2f | %s | %.2f | %.3f |" % (
-                    r["family"], r["form"], r["shape"], r["routed"], r["routed_us"], r["fastest"],
-                    r["fastest_us"], r["routed_us"] / r["fastest_us"]))
-    if paired:
-        print("\nCake against the best peer, paired: in bench/peers/peers.py's harness, Cake's graph "
-              "alternating with the peer's round by round on the same inputs. Speedup = peer us / "
-              "Cake us, median [min, max] over the rounds; fwd+bwd: sums of the paired fwdg and "
-              "bwdg medians.\n")
-        print("| family | op | shape | Cake | Cake us | best peer | peer us | speedup |")
-        print("| --- | --- | --- | --- | ---: | --- | ---: | ---: |")
-        order = {"fwdg": 0, "bwdg": 1, "fwd+bwd": 2, "fwd_row": 0, "fwd_col": 1, "fwd_both": 2,
-                 "bwd_row": 3, "bwd_col": 4, "bwd_both": 5}
-        fam_shapes = {f: [s_ for s_ in shapes[f]] for f in shapes}
-        keys = sorted(paired, key=lambda k: (k[0] != "normgate", fam_shapes.get(k[0], []).index(k[2])
-                                             if k[2] in fam_shapes.get(k[0], []) else 99,
-                                             order.get(k[1], 9), k[3]))
-        for k in keys:
-            v = paired[k]
-            rng = (" [%.3f, %.3f]" % (v["speedup_lo"], v["speedup_hi"])
-                   if v.get("speedup_lo") is not None else "")
-            print("| %s | %s | %s | %s | %.2f | %s | %.2f | %.3f%s |" % (
-                k[0], k[1], k[2], k[3], v["cake_us"], v["peer"], v["peer_us"], v["speedup"], rng))
+            ok = "us" in r
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                sh, form, us(r.get("us")), us(r.get("limit_us")),
+                pct(r.get("limit_us"), r.get("us")),
+                "%.1f%%" % (100 * r["frac_copy"]) if r.get("frac_copy") else "-",
+                " | ".join(peer_cells(d, "swiglu", form, sh, names)),
+                speedup(d.paired.get(("swiglu", form, sh, "Cake"))),
+                "`%s`" % r["program"] if ok else r.get("status", "")))
+    return out
+
+
+def floors(d):
+    rows = [r for r in d.doc["cake"] if r["family"] == "swiglu" and r.get("floor_us") and "us" in r]
+    if not rows:
+        return []
+    out = ["SwiGLU at the smallest shapes against the empty-kernel graph replay timed in the same "
+           "rounds (cake-bench alternates the op, its limit line and the empty kernel).", "",
+           "| M x K | form | Cake us | limit us | floor us | Cake / floor | limit / floor |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        f = r["floor_us"]
+        out.append("| %s | %s | %s | %s | %.2f | %.2f | %s |" % (
+            r["shape"], r["op"], us(r["us"]), us(r.get("limit_us")), f, r["us"] / f,
+            "%.2f" % (r["limit_us"] / f) if r.get("limit_us") else "-"))
+    return out
+
+
+def routing(d):
+    rt = d.doc.get("routing", {})
+    if not rt.get("checked"):
+        return []
+    out = ["Routing check (`cake-bench --routing`, CUPTI kernel time): %d of %d forms x shapes "
+           "flagged (routed call > 1.03 x the fastest forced program)." % (
+               len(rt["flagged"]), rt["checked"])]
+    if rt["flagged"]:
+        out += ["", "| family | form | shape | routed | us | fastest | us |",
+                "| --- | --- | --- | --- | ---: | --- | ---: |"]
+        out += ["| %s | %s | %s | `%s` | %.2f | `%s` | %.2f |" % (
+            r["family"], r["form"], r["shape"], r["routed"], r["routed_us"], r["fastest"],
+            r["fastest_us"]) for r in rt["flagged"]]
+    return out
+
+
+def skipped(d):
+    items = d.doc.get("peers_skipped") or []
+    if not items:
+        return []
+    pretty = []
+    for s in items:
+        f = s.split()
+        if len(f) == 4:
+            fam, peer, op, shape = f
+            peer = short_peer("torch.compile " + peer.split(":", 1)[1]) if peer.startswith("compile:") else peer
+            pretty.append("%s `%s` %s" % (peer, op, shape))
+        else:
+            pretty.append(s)
+    return ["Not measured (the peers' time budget ran out): %s." % "; ".join(pretty)]
+
+
+def render(doc):
+    d = Doc(doc)
+    blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), swiglu(d),
+              floors(d), skipped(d), routing(d)]
+    return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def device_of(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+BLOCK = re.compile(r"(<!-- tables (?P<dev>[\w.-]+) begin[^>]*-->\n)(?P<body>.*?)(<!-- tables (?P=dev) end -->)",
+                   re.S)
+
+
+def refresh(text, rendered):
+    """text with every device block that `rendered` ({device: markdown}) has replaced; the
+    devices whose block is missing."""
+    seen = set()
+
+    def sub(m):
+        dev = m.group("dev")
+        if dev not in rendered:
+            return m.group(0)
+        seen.add(dev)
+        return m.group(1) + rendered[dev] + m.group(4)
+    return BLOCK.sub(sub, text), sorted(set(rendered) - seen)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="*", help="bench/results/<device>.json (default: all)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", metavar="MD", help="replace the device blocks of MD")
+    g.add_argument("--check", metavar="MD", help="exit 1 if a device block of MD differs")
+    a = ap.parse_args(argv)
+    paths = a.results or sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.json")))
+    if not paths:
+        sys.exit("tables.py: no results JSON")
+    rendered = {device_of(p): render(load(p)) for p in paths}
+    md = a.write or a.check
+    if not md:
+        sys.stdout.write("\n".join(rendered.values()))
+        return 0
+    with open(md) as f:
+        text = f.read()
+    new, missing = refresh(text, rendered)
+    if missing:
+        print("tables.py: %s has no block for %s (<!-- tables DEVICE begin -->)" % (
+            md, ", ".join(missing)), file=sys.stderr)
+        return 1
+    if a.write:
+        if new != text:
+            with open(md, "w") as f:
+                f.write(new)
+        print("tables.py: %s %s" % (md, "updated" if new != text else "unchanged"))
+        return 0
+    if new != text:
+        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
+                                                   md, md + " (rendered)"))
+        print("tables.py: %s differs from bench/results; run: python3 bench/tables.py --write %s"
+              % (md, md), file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Everything a GPU session checks and measures, in one command on the GPU machine (one device
-# call), each phase time-boxed so the whole run ends inside BUDGET seconds (default 560):
+# Everything a visit to a GPU machine checks and measures, in one command there, each phase
+# time-boxed so the whole run ends inside BUDGET seconds (default 560):
 #   1. the demo                          OUT/demo.log
 #   2. every test binary                 OUT/tests.log      (tools/run-tests.sh)
 #   3. compute-sanitizer, every program  OUT/sanitize/      (tools/sanitize-on-device.sh)
 #   4. cake-bench with the routing check OUT/cake.json, OUT/cake.log
 # Usage, from the repository root of a checkout carrying a staged build (tools/stage-build.sh):
-#   tools/device-session.sh .stage "$OUT" [BUDGET]
+#   <this script> STAGE OUTDIR [BUDGET]     (STAGE: the staged build; .stage by default)
 # Prints a short summary last; exits non-zero if the demo, a test or the sanitizer failed.
 set -uo pipefail
 stage="${1:-.stage}"
-out="${2:?usage: tools/device-session.sh STAGE OUTDIR [BUDGET]}"
+out="${2:?usage: $0 STAGE OUTDIR [BUDGET]}"
 budget="${3:-560}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$out"

@@ -15,7 +15,7 @@ Cake in the same harness (when its Python binding loads: bindings/python, libcak
 $CAKE_LIBRARY or the build): every peer's graph alternates round by round with Cake's graph of
 the same op on the same inputs (row["paired_cake"]: Cake's time and the speedup peer us / Cake
 us, median and range over the rounds), so both share the machine's state and drift: a phase
-timed minutes after another moved small shapes by 2-3% (session 18). --peers ...,cake also times
+timed minutes after another moved small shapes by 2-3% on the H200. --peers ...,cake also times
 Cake alone (rows with "is_cake": true, never a "best peer"), to set beside cake-bench's numbers.
 The script ends with Cake against the best peer of every op and shape, from the paired rounds.
 

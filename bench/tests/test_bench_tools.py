@@ -1,22 +1,15 @@
-"""Host tests of the benchmark tools' bookkeeping (no GPU, no torch): how bench/peers/peers.py
-picks the best peer and pairs Cake with it, and what bench/tables.py prints from that and from
-cake-bench's same-round floors. Run: python3 -m unittest discover -s bench/tests."""
+"""Host tests of bench/peers/peers.py's bookkeeping (no GPU, no torch): how it picks the best
+peer, pairs Cake with it, derives fwd + bwd, and alternates the graphs of a round.
+Run: python3 -m unittest discover -s bench/tests (or python3 -m pytest bench/tests)."""
 
-import contextlib
-import io
-import json
 import os
 import sys
-import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "peers"))
-sys.path.insert(0, os.path.join(HERE, ".."))
 import peers  # noqa: E402
-import plot  # noqa: E402
-import tables  # noqa: E402
 
 
 def stat(us, rounds=None):
@@ -164,77 +157,6 @@ class GraphTimerRounds(unittest.TestCase):
         b = FakeGraph(torch, "b", 0.010, first_penalty_ms=0.005)
         sa, sb = timer.time_graphs([a, b])
         self.assertEqual(sorted(sa["round_medians_us"]), sorted(sb["round_medians_us"]))
-
-
-class PlotTicks(unittest.TestCase):
-    def test_tick_from_the_paired_speedup_else_the_peers_time(self):
-        r = {"family": "normgate", "op": "bwdg", "shape": "260x48", "package": "det",
-             "frac_limit": 0.6, "limit": stat(9.0)}
-        best = {("normgate", "bwdg", "260x48"): {"us": 18.0}}
-        paired = {("normgate", "bwdg", "260x48", "Cake det"): {"speedup": 1.2}}
-        self.assertAlmostEqual(plot.peer_tick(r, best, paired), 0.5)  # 0.6 / 1.2
-        # No paired entry for the other package: the limit over the peer's time, 9 / 18.
-        self.assertAlmostEqual(plot.peer_tick(dict(r, package="nondet"), best, paired), 0.5)
-        self.assertIsNone(plot.peer_tick(dict(r, op="ckptg"), best, paired))
-        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
-              "frac_limit": 0.9, "limit": stat(5.4)}
-        self.assertAlmostEqual(plot.peer_tick(sw, {("swiglu", "fwd_row", "128x128"): {"us": 5.0}},
-                                              {("swiglu", "fwd_row", "128x128", "Cake"):
-                                               {"speedup": 0.9}}), 1.0)
-
-
-class Tables(unittest.TestCase):
-    def run_tables(self, cake_doc, peers_doc):
-        with tempfile.TemporaryDirectory() as d:
-            cp, pp = os.path.join(d, "cake.json"), os.path.join(d, "peers.json")
-            for path, doc in ((cp, cake_doc), (pp, peers_doc)):
-                with open(path, "w") as f:
-                    json.dump(doc, f)
-            argv, sys.argv = sys.argv, ["tables.py", cp, "--peers", pp]
-            out = io.StringIO()
-            try:
-                with contextlib.redirect_stdout(out):
-                    tables.main()
-            finally:
-                sys.argv = argv
-        return out.getvalue()
-
-    def test_floor_and_paired_tables(self):
-        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
-              "status": "ok", "program": "sm90.p", "time": stat(5.6), "limit": stat(5.4),
-              "floor": stat(4.0), "frac_copy": 0.01}
-        big = dict(sw, shape="4096x2048", time=stat(18.0), limit=stat(17.0), frac_copy=0.5)
-        del big["floor"]
-        cake_doc = {"results": [sw, big], "routing": []}
-        peers_doc = {"best": [{"family": "swiglu", "op": "fwd_row", "shape": "128x128",
-                               "peer": "P", "us": 5.0}],
-                     "cake_vs_best_peer": [
-                         {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "cake": "Cake",
-                          "cake_us": 4.5, "peer": "P", "peer_us": 5.0, "speedup": 1.111,
-                          "speedup_lo": 1.05, "speedup_hi": 1.2}]}
-        out = self.run_tables(cake_doc, peers_doc)
-        floor_table = out.split("floor timed in the same rounds")[1].split("\n\n")[1]
-        self.assertIn("| 128x128 | fwd_row | 5.60 | 5.40 | 4.00 | 1.40 | 1.35 |", floor_table)
-        self.assertNotIn("4096x2048", floor_table)  # no floor measured there
-        self.assertIn("| swiglu | fwd_row | 128x128 | Cake | 4.50 | P | 5.00 | 1.111 [1.050, 1.200] |",
-                      out)
-        # The main table's speedup column takes the paired one where it exists.
-        self.assertIn("| 128x128 | fwd_row | 5.60 | 5.40 | 96.4% | 1.0% | 5.00 | 1.111 | sm90.p |", out)
-        self.assertIn("| 4096x2048 | fwd_row | 18.00 | 17.00 | 94.4% | 50.0% | - | - | sm90.p |", out)
-
-    def test_cross_harness_speedup_is_marked(self):
-        sw = {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "package": "-",
-              "status": "ok", "program": "sm90.p", "time": stat(5.0), "limit": stat(4.5),
-              "frac_copy": 0.01}
-        best = [{"family": "swiglu", "op": "fwd_row", "shape": "128x128", "peer": "P", "us": 6.0}]
-        out = self.run_tables({"results": [sw], "routing": []}, {"best": best})
-        self.assertIn("| 6.00 | 1.200 | sm90.p |", out)  # no pairing anywhere: as before
-        other = {"family": "swiglu", "op": "bwd_row", "shape": "128x128", "cake": "Cake",
-                 "cake_us": 5.0, "peer": "P", "peer_us": 5.5, "speedup": 1.1, "speedup_lo": 1.0,
-                 "speedup_hi": 1.2}
-        out = self.run_tables({"results": [sw], "routing": []},
-                              {"best": best, "cake_vs_best_peer": [other]})
-        self.assertIn("| 6.00 | ~1.200 | sm90.p |", out)  # paired elsewhere: marked
 
 
 if __name__ == "__main__":

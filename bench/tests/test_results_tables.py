@@ -1,0 +1,191 @@
+"""Host tests of bench/results.py (a results JSON from cake-bench's and peers.py's JSON),
+bench/tables.py (its Markdown tables, the blocks of docs/performance.md) and bench/plot.py's
+series (no matplotlib needed). Made-up numbers; no GPU.
+Run: python3 -m unittest discover -s bench/tests (or python3 -m pytest bench/tests)."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import plot  # noqa: E402
+import results  # noqa: E402
+import tables  # noqa: E402
+
+
+def stat(us, timer="events"):
+    return {"median_us": us, "lo_us": us, "hi_us": us, "spread_pct": 1.0, "timer": timer,
+            "round_medians_us": [us, us]}
+
+
+def cake_row(family, op, shape, package, us, limit, program="sm90.p", **extra):
+    r = {"family": family, "op": op, "shape": shape, "package": package, "program": program,
+         "status": "ok", "note": "", "time": stat(us), "limit": stat(limit),
+         "frac_limit": limit / us, "frac_copy": 0.5}
+    r.update(extra)
+    return r
+
+
+def cake_doc():
+    return {
+        "tool": "cake-bench", "date": "2026-01-02T03:04:05Z",
+        "device": {"name": "GPU X", "cc_major": 9, "cc_minor": 0, "sm_count": 100,
+                   "l2_bytes": 50 * 2**20, "memory_bytes": 80 * 2**30},
+        "cake": {"version": 200, "table": 90, "image": "sm_90a", "program_count": 7},
+        "method": {"rounds": 10, "iters": 30, "warmup": 3, "flush_bytes": 100 * 2**20,
+                   "eager_timer": "CUPTI", "graph_timer": "events", "swiglu_timing": "graph"},
+        "copy": {"gbps": 3000.0, "reference": "cudaMemcpyAsync, eager"},
+        "empty_kernel_graph": stat(4.0),
+        "results": [
+            cake_row("normgate", "fwdg", "100x8", "-", 10.0, 9.5),
+            cake_row("normgate", "bwdg", "100x8", "det", 22.0, 18.0),
+            cake_row("normgate", "bwdg", "100x8", "nondet", 20.0, 18.0),
+            cake_row("swiglu", "fwd_row", "128x128", "-", 6.0, 5.4, floor=stat(4.0),
+                     frac_copy=0.003),
+            {"family": "swiglu", "op": "bwd_row", "shape": "128x128", "package": "-",
+             "status": "not available", "note": "no entry point", "time": stat(-1),
+             "limit": stat(5.0)},
+        ],
+        "routing": [{"family": "swiglu", "form": "fwd_row", "shape": "128x128", "routed": "a",
+                     "routed_us": 2.0, "fastest": "b", "fastest_us": 1.8, "flagged": True},
+                    {"family": "swiglu", "form": "fwd_col", "shape": "128x128", "routed": "a",
+                     "routed_us": 2.0, "fastest": "a", "fastest_us": 2.0, "flagged": False}],
+    }
+
+
+def peers_doc():
+    def peer(op, shape, name, us, family="normgate"):
+        return {"family": family, "op": op, "shape": shape, "peer": name, "status": "ok",
+                "time": stat(us)}
+    return {
+        "versions": {"torch": "2.0", "triton": "3.0", "fla": "0.1", "cake": "0.2.0"},
+        "method": {"timer": "events"}, "floor_graph": stat(3.0),
+        "results": [peer("fwdg", "100x8", "FLA rms_norm_gated", 11.0),
+                    peer("fwdg", "100x8", "torch.compile default", 12.0),
+                    peer("bwdg", "100x8", "FLA rms_norm_gated", 30.0),
+                    peer("bwdg", "100x8", "torch.compile default", 25.0),
+                    peer("fwd_row", "128x128", "torch.compile default", 5.5, "swiglu"),
+                    dict(peer("fwdg", "100x8", "Cake", 9.0), is_cake=True),
+                    dict(peer("fwdg", "100x8", "broken", 1.0), status="error")],
+        "cake_vs_best_peer": [
+            {"family": "normgate", "op": "fwdg", "shape": "100x8", "cake": "Cake", "cake_us": 10.2,
+             "peer": "FLA rms_norm_gated", "peer_us": 11.0, "speedup": 1.0784, "speedup_lo": 1.05,
+             "speedup_hi": 1.1},
+            {"family": "normgate", "op": "bwdg", "shape": "100x8", "cake": "Cake nondet",
+             "cake_us": 20.0, "peer": "torch.compile default", "peer_us": 25.0, "speedup": 1.25,
+             "speedup_lo": 1.2, "speedup_hi": 1.3},
+            {"family": "swiglu", "op": "fwd_row", "shape": "128x128", "cake": "Cake",
+             "cake_us": 5.0, "peer": "torch.compile default", "peer_us": 5.5, "speedup": 1.1,
+             "speedup_lo": 1.0, "speedup_hi": 1.2}],
+        "skipped_for_time": ["swiglu compile:max-autotune-no-cudagraphs bwd_row 128x128"],
+    }
+
+
+def make_results(tmp, **kw):
+    cp, pp = os.path.join(tmp, "cake.json"), os.path.join(tmp, "peers.json")
+    for path, doc in ((cp, cake_doc()), (pp, peers_doc())):
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    out = os.path.join(tmp, "gpux.json")
+    argv = [cp, pp, "-o", out, "--commit", "abc1234", "--driver", "1.2.3"]
+    for k, v in kw.items():
+        argv += ["--" + k.replace("_", "-"), v]
+    results.main(argv)
+    with open(out) as f:
+        return json.load(f), out
+
+
+class ResultsJson(unittest.TestCase):
+    def test_provenance_and_rows(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc, _ = make_results(tmp)
+        self.assertEqual(doc["date"], "2026-01-02")
+        self.assertEqual(doc["device"]["arch"], "sm_90")
+        self.assertEqual(doc["device"]["driver"], "1.2.3")
+        self.assertEqual(doc["library"], {"commit": "abc1234", "version": "0.2.0",
+                                          "table": "sm90", "image": "sm_90a", "programs": 7})
+        self.assertNotIn("cake", doc["tools"])
+        self.assertTrue(any("--commit abc1234" in c for c in doc["commands"]))
+        # Cake alone and failed peers are not peers.
+        self.assertEqual({p["peer"] for p in doc["peers"]},
+                         {"FLA rms_norm_gated", "torch.compile default"})
+        na = [r for r in doc["cake"] if r["op"] == "bwd_row"][0]
+        self.assertNotIn("us", na)
+        self.assertEqual(na["status"], "not available")
+        self.assertEqual(doc["routing"]["checked"], 2)
+        self.assertEqual([r["form"] for r in doc["routing"]["flagged"]], ["fwd_row"])
+
+    def test_driver_from_nvidia_smi_csv(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = os.path.join(tmp, "smi.csv")
+            with open(csv, "w") as f:
+                f.write("name, driver_version, clocks.current.sm [MHz]\nGPU X, 580.1.2, 345 MHz\n")
+            self.assertEqual(results.driver_from_csv(csv), "580.1.2")
+
+
+class Tables(unittest.TestCase):
+    def render(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc, _ = make_results(tmp)
+        return doc, tables.render(doc)
+
+    def test_normgate_rows(self):
+        _, md = self.render()
+        # fwdg has one package; the fractions are limit / Cake.
+        self.assertIn("| 100x8 | fwdg | 10.00 | = | 9.50 | 95.0% | = | 50.0% |", md)
+        self.assertIn("| 100x8 | bwdg | 22.00 | 20.00 | 18.00 | 81.8% | 90.0% | 50.0% |", md)
+        # Each peer, the best in bold, the paired speedups; det not paired here.
+        self.assertIn("| 100x8 | fwdg | **11.00** | 12.00 | 1.078 [1.050, 1.100] | = |", md)
+        self.assertIn("| 100x8 | bwdg | 30.00 | **25.00** | 1.250 [1.200, 1.300] | - |", md)
+
+    def test_swiglu_floor_routing_skipped(self):
+        _, md = self.render()
+        self.assertIn("| 128x128 | fwd_row | 6.00 | 5.40 | 90.0% | 0.3% | **5.50** | "
+                      "1.100 [1.000, 1.200] | `sm90.p` |", md)
+        self.assertIn("| 128x128 | bwd_row | - | 5.00 | - | - | - | - | not available |", md)
+        self.assertIn("| 128x128 | fwd_row | 6.00 | 5.40 | 4.00 | 1.50 | 1.35 |", md)
+        self.assertIn("1 of 2 forms x shapes flagged", md)
+        self.assertIn("| swiglu | fwd_row | 128x128 | `a` | 2.00 | `b` | 1.80 |", md)
+        self.assertIn("compile max-autotune `bwd_row` 128x128", md)
+
+    def test_write_and_check_blocks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, path = make_results(tmp)
+            md = os.path.join(tmp, "perf.md")
+            with open(md, "w") as f:
+                f.write("# P\n<!-- tables gpux begin: generated -->\nstale\n<!-- tables gpux end -->\ntail\n")
+            self.assertEqual(tables.main(["--check", md, path]), 1)
+            self.assertEqual(tables.main(["--write", md, path]), 0)
+            self.assertEqual(tables.main(["--check", md, path]), 0)
+            with open(md) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("# P\n<!-- tables gpux begin: generated -->\n- Device: GPU X"))
+            self.assertTrue(text.endswith("<!-- tables gpux end -->\ntail\n"))
+            # A device without a block is an error, not silently skipped.
+            other = os.path.join(tmp, "other.json")
+            with open(path) as f, open(other, "w") as g:
+                g.write(f.read())
+            self.assertEqual(tables.main(["--check", md, path, other]), 1)
+
+
+class PlotSeries(unittest.TestCase):
+    def test_series_by_size_with_paired_whiskers(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc, _ = make_results(tmp)
+        shapes, fracs, vs = plot.series(doc, "normgate")
+        self.assertEqual(shapes, ["100x8"])
+        f = dict(fracs)
+        self.assertAlmostEqual(f["fwdg"][0], 0.95)
+        self.assertAlmostEqual(f["bwdg det"][0], 18.0 / 22.0)
+        v = dict(vs)
+        self.assertEqual(v["bwdg nondet"][0], (1.25, 1.2, 1.3))
+        self.assertNotIn("bwdg det", v)
+        self.assertEqual(plot.elements("16384x48"), 16384 * 48)
+
+
+if __name__ == "__main__":
+    unittest.main()
