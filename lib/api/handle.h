@@ -2,11 +2,6 @@
 #pragma once
 #include <vector>
 
-// Code behind the ABI (the library and the white-box tests that include its headers) sees the
-// whole of cake.h, its experimental section included.
-#ifndef CAKE_EXPERIMENTAL_API
-#define CAKE_EXPERIMENTAL_API
-#endif
 #include "cake.h"
 #include "driver/driver.h"
 #include "modules/images.h"

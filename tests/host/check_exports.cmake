@@ -22,8 +22,8 @@ string(REPLACE "\n" ";" lines "${out}")
 set(exported "")
 foreach(line ${lines})
   string(REGEX REPLACE "^[0-9a-fA-F]* +[A-Za-z] +" "" sym "${line}")
-  string(REGEX REPLACE "@.*$" "" sym "${sym}")  # a version suffix (cake_x@@CAKE_0)
-  if(sym STREQUAL "" OR sym MATCHES "^CAKE_[0-9]+$")  # the version node itself
+  string(REGEX REPLACE "@.*$" "" sym "${sym}") # a version suffix (cake_x@@CAKE_0)
+  if(sym STREQUAL "" OR sym MATCHES "^CAKE_[0-9]+$") # the version node itself
     continue()
   endif()
   if(NOT sym MATCHES "^cake_")
