@@ -6,9 +6,7 @@
  * `struct CUstream_st *`, which is what both the driver's `CUstream` and the runtime's
  * `cudaStream_t` are. Device pointers are plain `void *` / `const void *`.
  *
- * Two sections.
- *
- * The stable section (everything declared by default) is the promise. Within one
+ * Two sections. The stable section (everything declared by default) is the promise. Within one
  * CAKE_VERSION_MAJOR it only grows: functions are only added; every public struct starts with
  * `struct_size` and only grows at its end (initialise it with the matching `*_init` function,
  * which sets `struct_size` and every default); no field is removed, reordered or resized; enum
@@ -507,10 +505,8 @@ CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
 
 #endif /* CAKE_H_ */
 
-/* ========================================================================================== */
-/* The experimental section: tuning introspection. Declared only with CAKE_EXPERIMENTAL_API     */
-/* defined; not covered by the stable section's rules (see the top of this file).               */
-/* ========================================================================================== */
+/* ==== The experimental section: tuning introspection, declared only with CAKE_EXPERIMENTAL_API
+ * defined; not covered by the stable section's rules (see the top of this file). ============ */
 #if defined(CAKE_EXPERIMENTAL_API) && !defined(CAKE_H_EXPERIMENTAL_)
 #define CAKE_H_EXPERIMENTAL_
 
