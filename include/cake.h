@@ -6,9 +6,23 @@
  * `struct CUstream_st *`, which is what both the driver's `CUstream` and the runtime's
  * `cudaStream_t` are. Device pointers are plain `void *` / `const void *`.
  *
- * ABI rules: functions are only added; every public struct starts with `struct_size` and only
- * grows at its end (initialise it with the matching `*_init` function, which sets `struct_size`
- * and every default); enum values are explicit and never renumbered; handles are opaque.
+ * Two sections. The stable section (everything declared by default) is the promise. Within one
+ * CAKE_VERSION_MAJOR it only grows: functions are only added; every public struct starts with
+ * `struct_size` and only grows at its end (initialise it with the matching `*_init` function,
+ * which sets `struct_size` and every default); no field is removed, reordered or resized; enum
+ * values are explicit and never renumbered; handles are opaque.
+ *
+ * The experimental section is declared only when the caller defines CAKE_EXPERIMENTAL_API
+ * before including this header (a later inclusion with it defined adds the section to an
+ * earlier one without). It holds the tuning introspection: the shipped program tables, with
+ * each program's knobs and each route's size bounds and wave band, for tools and benchmarks.
+ * Anything in it may change or go in any release, a patch release included; code that uses it
+ * must be built against the header of the library it runs with. libcake.so exports the
+ * functions of both sections.
+ *
+ * Program names (cake_program_name(), cake_program_info.name, the `program` field of a
+ * descriptor) are tuning too: the mechanism is stable, the set of programs a release ships is
+ * not. Forcing a name the library does not have fails with CAKE_STATUS_PROGRAM_NOT_FOUND.
  *
  * Threads: every function may be called from many threads at once, except that a handle must
  * not be used while it is being created or destroyed. `cake_last_error_message()` is
@@ -37,7 +51,7 @@ extern "C" {
 
 /** @name Version */
 /** @{ */
-#define CAKE_VERSION_MAJOR 0 /**< Incremented when the ABI breaks (never, we intend). */
+#define CAKE_VERSION_MAJOR 0 /**< Incremented when the stable section breaks (never, we intend). */
 #define CAKE_VERSION_MINOR 2 /**< Incremented when functions or fields are added. */
 #define CAKE_VERSION_PATCH 0 /**< Incremented for fixes. */
 /** The version as one number: major * 10000 + minor * 100 + patch. */
@@ -182,7 +196,7 @@ CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info 
 /** Which program a call runs, and why. Initialise with cake_program_info_init(). */
 typedef struct cake_program_info {
   size_t struct_size;   /**< sizeof(cake_program_info). */
-  char name[64];        /**< Stable program name, e.g. "sm90.ng_fwd_d128_short". */
+  char name[64];        /**< Program name, e.g. "sm90.ng_fwd_d128_short". */
   char kernel[80];      /**< The kernel symbol in the image. */
   int32_t forced;       /**< 1 when the caller forced it by name. */
   int32_t threads;      /**< CTA size. */
@@ -217,7 +231,7 @@ CAKE_API int cake_program_count(cake_handle_t handle);
 CAKE_API const char *cake_program_name(cake_handle_t handle, int index);
 
 /* ---------------------------------------------------------------------------------------- */
-/** @name Program tables: what the library ships, for tools (cake-info) and benchmarks.       */
+/** @name Kernel families and their operations (programs and routes are labelled with them). */
 /** @{ */
 
 /** Kernel families. */
@@ -238,85 +252,6 @@ typedef enum cake_op {
   CAKE_OP_SWIGLU_BACKWARD_COLWISE = 4,    /**< swiglu_mxfp8 backward, colwise. */
   CAKE_OP_SWIGLU_BACKWARD_BOTH = 5,       /**< swiglu_mxfp8 backward, both. */
 } cake_op_t;
-
-/** One program of a table. Initialise with cake_table_program_init(). */
-typedef struct cake_table_program {
-  size_t struct_size;      /**< sizeof(cake_table_program). */
-  char name[64];           /**< Stable name, e.g. "sm90.ng_fwd_d128_short". */
-  char kernel[80];         /**< Kernel symbol in the table's image. */
-  cake_family_t family;    /**< Its family. */
-  cake_op_t op;            /**< Its operation. */
-  int32_t threads;         /**< CTA size. */
-  int32_t min_ctas_per_sm; /**< CTAs per SM its register budget is fitted to. */
-  int32_t knobs[8];        /**< Family knobs in manifest order (see kernels/common/program_desc.h). */
-  int32_t knobs_ext[8];    /**< Knobs 8..15 in manifest order, 0 past a family's last knob
-                                (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2. */
-} cake_table_program;
-
-/** One route of a table. Initialise with cake_table_route_init(). */
-typedef struct cake_table_route {
-  size_t struct_size;   /**< sizeof(cake_table_route). */
-  cake_family_t family; /**< Family it routes. */
-  cake_op_t op;         /**< Operation it routes. */
-  int32_t d;            /**< normgate width it serves (0: any); 0 for swiglu_mxfp8. */
-  int64_t metric_lo;    /**< Inclusive lower bound of the size metric (normgate: rows per SM;
-                             swiglu_mxfp8: M*K). */
-  int64_t metric_hi;    /**< Exclusive upper bound, -1 for open. */
-  char program[64];     /**< The program it picks. */
-  /** Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the
-      call's rows, cut into units of this many rows, to make W = units / SMs waves with
-      waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and
-      it is taken before the plain routes of its op and width. A library older than the field
-      leaves a struct of the older size unfilled past program. */
-  int32_t wave_rows;
-  int32_t waves_lo;     /**< Wave band, hundredths of a wave, inclusive. */
-  int32_t waves_hi;     /**< Wave band, hundredths of a wave, exclusive. */
-  int32_t frac_lo;      /**< Fill of the last wave, hundredths, inclusive. */
-  int32_t frac_hi;      /**< Fill of the last wave, hundredths, inclusive. */
-} cake_table_route;
-
-/**
- * Set @p program's struct_size and zero the rest.
- * @param[out] program The struct to initialise.
- * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p program is NULL.
- */
-CAKE_API cake_status_t cake_table_program_init(cake_table_program *program);
-
-/**
- * Set @p route's struct_size and zero the rest.
- * @param[out] route The struct to initialise.
- * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p route is NULL.
- */
-CAKE_API cake_status_t cake_table_route_init(cake_table_route *route);
-
-/**
- * Sizes of an architecture's table. Needs no device.
- * @param[in]  table    CAKE_ARCH_SM90, _SM100, _SM103 or _SM107.
- * @param[out] programs Receives the number of programs (may be NULL).
- * @param[out] routes   Receives the number of routes (may be NULL).
- * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT for an unknown table.
- */
-CAKE_API cake_status_t cake_table_counts(cake_arch_t table, int32_t *programs, int32_t *routes);
-
-/**
- * Program @p index of a table. Needs no device.
- * @param[in]  table   An architecture table.
- * @param[in]  index   0 .. programs - 1.
- * @param[out] program Initialised with cake_table_program_init().
- * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
- */
-CAKE_API cake_status_t cake_table_program_get(cake_arch_t table, int32_t index,
-                                              cake_table_program *program);
-
-/**
- * Route @p index of a table, in the order the router tries them. Needs no device.
- * @param[in]  table An architecture table.
- * @param[in]  index 0 .. routes - 1.
- * @param[out] route Initialised with cake_table_route_init().
- * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
- */
-CAKE_API cake_status_t cake_table_route_get(cake_arch_t table, int32_t index,
-                                            cake_table_route *route);
 
 /** @} */
 
@@ -569,3 +504,102 @@ CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
 #endif
 
 #endif /* CAKE_H_ */
+
+/* ==== The experimental section: tuning introspection, declared only with CAKE_EXPERIMENTAL_API
+ * defined; not covered by the stable section's rules (see the top of this file). ============ */
+#if defined(CAKE_EXPERIMENTAL_API) && !defined(CAKE_H_EXPERIMENTAL_)
+#define CAKE_H_EXPERIMENTAL_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @name Program tables (experimental): what the library ships, for cake-info and cake-bench. */
+/** @{ */
+
+/** One program of a table. Initialise with cake_table_program_init(). */
+typedef struct cake_table_program {
+  size_t struct_size;      /**< sizeof(cake_table_program). */
+  char name[64];           /**< Program name, e.g. "sm90.ng_fwd_d128_short". */
+  char kernel[80];         /**< Kernel symbol in the table's image. */
+  cake_family_t family;    /**< Its family. */
+  cake_op_t op;            /**< Its operation. */
+  int32_t threads;         /**< CTA size. */
+  int32_t min_ctas_per_sm; /**< CTAs per SM its register budget is fitted to. */
+  int32_t knobs[8];        /**< Family knobs in manifest order (see kernels/common/program_desc.h). */
+  int32_t knobs_ext[8];    /**< Knobs 8..15 in manifest order, 0 past a family's last knob
+                                (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2. */
+} cake_table_program;
+
+/** One route of a table. Initialise with cake_table_route_init(). */
+typedef struct cake_table_route {
+  size_t struct_size;   /**< sizeof(cake_table_route). */
+  cake_family_t family; /**< Family it routes. */
+  cake_op_t op;         /**< Operation it routes. */
+  int32_t d;            /**< normgate width it serves (0: any); 0 for swiglu_mxfp8. */
+  int64_t metric_lo;    /**< Inclusive lower bound of the size metric (normgate: rows per SM;
+                             swiglu_mxfp8: M*K). */
+  int64_t metric_hi;    /**< Exclusive upper bound, -1 for open. */
+  char program[64];     /**< The program it picks. */
+  /** Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the
+      call's rows, cut into units of this many rows, to make W = units / SMs waves with
+      waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and
+      it is taken before the plain routes of its op and width. A library older than the field
+      leaves a struct of the older size unfilled past program. */
+  int32_t wave_rows;
+  int32_t waves_lo;     /**< Wave band, hundredths of a wave, inclusive. */
+  int32_t waves_hi;     /**< Wave band, hundredths of a wave, exclusive. */
+  int32_t frac_lo;      /**< Fill of the last wave, hundredths, inclusive. */
+  int32_t frac_hi;      /**< Fill of the last wave, hundredths, inclusive. */
+} cake_table_route;
+
+/**
+ * Set @p program's struct_size and zero the rest.
+ * @param[out] program The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p program is NULL.
+ */
+CAKE_API cake_status_t cake_table_program_init(cake_table_program *program);
+
+/**
+ * Set @p route's struct_size and zero the rest.
+ * @param[out] route The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p route is NULL.
+ */
+CAKE_API cake_status_t cake_table_route_init(cake_table_route *route);
+
+/**
+ * Sizes of an architecture's table. Needs no device.
+ * @param[in]  table    CAKE_ARCH_SM90, _SM100, _SM103 or _SM107.
+ * @param[out] programs Receives the number of programs (may be NULL).
+ * @param[out] routes   Receives the number of routes (may be NULL).
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT for an unknown table.
+ */
+CAKE_API cake_status_t cake_table_counts(cake_arch_t table, int32_t *programs, int32_t *routes);
+
+/**
+ * Program @p index of a table. Needs no device.
+ * @param[in]  table   An architecture table.
+ * @param[in]  index   0 .. programs - 1.
+ * @param[out] program Initialised with cake_table_program_init().
+ * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
+ */
+CAKE_API cake_status_t cake_table_program_get(cake_arch_t table, int32_t index,
+                                              cake_table_program *program);
+
+/**
+ * Route @p index of a table, in the order the router tries them. Needs no device.
+ * @param[in]  table An architecture table.
+ * @param[in]  index 0 .. routes - 1.
+ * @param[out] route Initialised with cake_table_route_init().
+ * @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT.
+ */
+CAKE_API cake_status_t cake_table_route_get(cake_arch_t table, int32_t index,
+                                            cake_table_route *route);
+
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CAKE_EXPERIMENTAL_API && !CAKE_H_EXPERIMENTAL_ */

@@ -25,11 +25,12 @@ for tool in "$bindgen" "$rustfmt"; do
 done
 
 generate() {
-  # Run from the repository root so that no absolute path reaches the output.
+  # Run from the repository root so that no absolute path reaches the output. The crate binds
+  # the experimental section too (the program tables), so its version must match the library's.
   (cd "$root" && "$bindgen" include/cake.h \
     --size_t-is-usize --no-prepend-enum-name --no-rustfmt-bindings \
     --allowlist-function 'cake_.*' --allowlist-type 'cake_.*' --allowlist-var 'CAKE_.*' \
-    -- -std=c99) | "$rustfmt" --edition 2021 --emit stdout
+    -- -std=c99 -DCAKE_EXPERIMENTAL_API) | "$rustfmt" --edition 2021 --emit stdout
 }
 
 tmp="$(mktemp)"

@@ -8,8 +8,7 @@
 #include "api/struct_size.h"
 #include "api/validate.h"
 #include "error/error.h"
-#include "families/normgate_launch.h"
-#include "families/swiglu_mxfp8_launch.h"
+#include "families/family.h"
 
 namespace cake {
 
@@ -57,13 +56,17 @@ cake_status_t load_programs(cake_handle_t h) {
                   "disagree",
                   prog.name, prog.kernel, h->image->targets, h->table->tag);
     }
+    const FamilyOps *ops = family_ops(prog.family);
+    if (ops == nullptr) {
+      return fail(CAKE_STATUS_INTERNAL_ERROR, "program %s: family %d is not one this library has",
+                  prog.name, prog.family);
+    }
     // Programs with dynamic shared memory opt in to it once, here: without the opt-in, static
     // and dynamic together may not pass 48 KiB.
-    const uint32_t smem = prog.family == CAKE_FAMILY_SWIGLU_MXFP8
-                              ? swiglu_mxfp8_dynamic_smem_bytes(prog)
-                              : normgate_smem_bytes(prog);
+    const uint32_t smem = ops->dynamic_smem_bytes(prog);
     if (smem > 0) {
-      CAKE_CU(drv, cuFuncSetAttribute(h->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+      CAKE_CU(drv, cuFuncSetAttribute(h->functions[i],
+                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(smem)));
     }
     CAKE_CU(drv, cuOccupancyMaxActiveBlocksPerMultiprocessor(&h->ctas_per_sm[i], h->functions[i],
@@ -127,7 +130,9 @@ using namespace cake;
 
 extern "C" {
 
-CAKE_API cake_status_t cake_handle_options_init(cake_handle_options *options) { return init_struct(options, "options"); }
+CAKE_API cake_status_t cake_handle_options_init(cake_handle_options *options) {
+  return init_struct(options, "options");
+}
 
 CAKE_API cake_status_t cake_create(cake_handle_t *handle, int device_ordinal) {
   return cake_create_ex(handle, device_ordinal, nullptr);
@@ -175,7 +180,9 @@ CAKE_API cake_status_t cake_destroy(cake_handle_t handle) {
   return CAKE_STATUS_SUCCESS;
 }
 
-CAKE_API cake_status_t cake_device_info_init(cake_device_info *info) { return init_struct(info, "info"); }
+CAKE_API cake_status_t cake_device_info_init(cake_device_info *info) {
+  return init_struct(info, "info");
+}
 
 CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info *info) {
   clear_error();
@@ -197,7 +204,9 @@ CAKE_API cake_status_t cake_device_query(cake_handle_t handle, cake_device_info 
   return write_struct("info", info, &out, sizeof out);
 }
 
-CAKE_API cake_status_t cake_program_info_init(cake_program_info *info) { return init_struct(info, "info"); }
+CAKE_API cake_status_t cake_program_info_init(cake_program_info *info) {
+  return init_struct(info, "info");
+}
 
 CAKE_API int cake_program_count(cake_handle_t handle) {
   if (check_handle(handle) != CAKE_STATUS_SUCCESS) return -1;

@@ -1,14 +1,14 @@
 // Normgate entry points: validate every argument, pick the program, fill the parameters,
 // launch. Nothing is launched or written when an argument is wrong.
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 #include "api/handle.h"
 #include "api/launch.h"
+#include "api/program_info.h"
 #include "api/struct_size.h"
 #include "api/validate.h"
 #include "error/error.h"
+#include "families/family.h"
 #include "families/normgate_launch.h"
 #include "normgate_params.h"
 #include "router/router.h"
@@ -21,8 +21,7 @@ constexpr int32_t kMaxD = 8192;
 // The checked, normalised form of a caller's descriptor.
 struct NormgateCall {
   cake_normgate_desc desc;  // strides resolved (0 -> d)
-  int program;
-  const cake_route_desc *route;
+  ProgramChoice choice;
   NormgateLaunch launch;
   int64_t metric;
 };
@@ -58,33 +57,12 @@ cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_d
                              NormgateCall *call) {
   const ArchTable &table = *h->table;
   call->metric = desc.rows / h->routing_sm_count;
-  call->route = nullptr;
-  if (desc.program != nullptr) {
-    call->program = find_program(table, desc.program);
-    if (call->program < 0) {
-      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
-                  "desc->program = \"%s\": no such program in the %s table", desc.program,
-                  table.tag);
-    }
-    const cake_program_desc &prog = table.programs[call->program];
-    if (prog.op != op || !normgate_program_serves(prog, desc.d)) {
-      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
-                  "desc->program = \"%s\": it does not serve this call (op %d, d %d)",
-                  desc.program, op, desc.d);
-    }
-  } else {
-    call->route =
-        find_route(table, CAKE_FAMILY_NORMGATE, op, desc.d, call->metric, normgate_program_serves,
-                   desc.rows, h->routing_sm_count);
-    if (call->route == nullptr) {
-      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
-                  "no %s route for normgate op %d, d = %d, %lld rows per SM", table.tag, op,
-                  desc.d, static_cast<long long>(call->metric));
-    }
-    call->program = call->route->program;
-  }
-  const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[call->program];
-  call->launch = normgate_launch(table.programs[call->program], desc.rows, desc.d, resident);
+  const ProgramRequest req = {CAKE_FAMILY_NORMGATE, op, desc.d, call->metric, desc.rows,
+                              h->routing_sm_count, desc.program};
+  CAKE_TRY(resolve_program(table, family_ops(CAKE_FAMILY_NORMGATE)->routing, req, &call->choice));
+  const int program = call->choice.program;
+  const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[program];
+  call->launch = normgate_launch(table.programs[program], desc.rows, desc.d, resident);
   return CAKE_STATUS_SUCCESS;
 }
 
@@ -135,13 +113,11 @@ cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, 
 }
 
 int64_t workspace_need(cake_handle_t h, const NormgateCall &call) {
-  return normgate_workspace_bytes(h->table->programs[call.program], call.desc.rows, call.desc.d,
+  return normgate_workspace_bytes(h->table->programs[call.choice.program], call.desc.rows, call.desc.d,
                                   (call.desc.flags & CAKE_NORMGATE_DW_SKIP) != 0);
 }
 
 typedef cake_status_t (*PrepareFn)(cake_handle_t, const cake_normgate_desc *, NormgateCall *);
-
-void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out);
 
 // The *_query entry points: prepare as the call would, then describe the choice.
 cake_status_t query(cake_handle_t h, const cake_normgate_desc *desc, PrepareFn prepare,
@@ -149,24 +125,7 @@ cake_status_t query(cake_handle_t h, const cake_normgate_desc *desc, PrepareFn p
   clear_error();
   NormgateCall call;
   CAKE_TRY(prepare(h, desc, &call));
-  CAKE_TRY(check_not_null(info, "info"));
-  cake_program_info out;
-  cake_program_info_init(&out);
-  fill_info(h, call, &out);
-  return write_struct("info", info, &out, sizeof out);
-}
-
-void fill_info(cake_handle_t h, const NormgateCall &call, cake_program_info *out) {
-  const cake_program_desc &prog = h->table->programs[call.program];
-  std::snprintf(out->name, sizeof out->name, "%s", prog.name);
-  std::snprintf(out->kernel, sizeof out->kernel, "%s", prog.kernel);
-  out->forced = call.route == nullptr ? 1 : 0;
-  out->threads = static_cast<int32_t>(prog.threads);
-  out->ctas_per_sm = h->ctas_per_sm[call.program];
-  out->grid = call.launch.grid;
-  out->metric = call.metric;
-  out->metric_lo = call.route ? call.route->metric_lo : -1;
-  out->metric_hi = call.route && call.route->metric_hi != INT64_MAX ? call.route->metric_hi : -1;
+  return write_program_info(h, call.choice, call.launch.grid, call.metric, info);
 }
 
 }  // namespace
@@ -212,24 +171,9 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
     const char *name;
   } tensors[] = {{x, "x"}, {z, "z"}, {w, "w"}, {y, "y"}, {rstd, "rstd"}};
   for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
-  const cake_normgate_desc &d = call.desc;
   cake_normgate_params p;
-  std::memset(&p, 0, sizeof p);
-  p.x = static_cast<const uint16_t *>(x);
-  p.z = static_cast<const uint16_t *>(z);
-  p.w = static_cast<const uint16_t *>(w);
-  p.y = static_cast<uint16_t *>(y);
-  p.rstd = rstd;
-  p.rows = d.rows;
-  p.x_stride = d.x_stride;
-  p.z_stride = d.z_stride;
-  p.y_stride = d.y_stride;
-  p.rows_per_block = call.launch.rows_per_block;
-  p.num_blocks = call.launch.num_blocks;
-  p.d = d.d;
-  p.eps = d.eps;
-  p.packed = (d.x_stride == d.d && d.z_stride == d.d) ? 1 : 0;
-  return launch_program(handle, call.program, call.launch.grid, call.launch.block,
+  normgate_fill_forward_params(call.desc, call.launch, {x, z, w, y, rstd}, &p);
+  return launch_program(handle, call.choice.program, call.launch.grid, call.launch.block,
                         call.launch.smem_bytes, stream, &p);
 }
 
@@ -275,40 +219,19 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
                   "workspace_bytes = %zu%s: this call (program %s) needs %lld bytes; ask "
                   "cake_normgate_workspace_size()",
                   workspace_bytes, workspace == nullptr ? " (workspace is NULL)" : "",
-                  handle->table->programs[call.program].name, static_cast<long long>(need));
+                  handle->table->programs[call.choice.program].name, static_cast<long long>(need));
     }
     CAKE_TRY(check_aligned16(workspace, "workspace"));
   }
   for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
   if (!skip_dw) CAKE_TRY(check_device_pointer(handle, dw, "dw"));
   if (need > 0) CAKE_TRY(check_device_pointer(handle, workspace, "workspace"));
+  const cake_program_desc &prog = handle->table->programs[call.choice.program];
   cake_normgate_params p;
-  std::memset(&p, 0, sizeof p);
-  p.x = static_cast<const uint16_t *>(x);
-  p.z = static_cast<const uint16_t *>(z);
-  p.w = static_cast<const uint16_t *>(w);
-  p.dy = static_cast<const uint16_t *>(dy);
-  p.dx = static_cast<uint16_t *>(dx);
-  p.dz = static_cast<uint16_t *>(dz);
-  p.dw = skip_dw ? nullptr : dw;
-  p.workspace = workspace;
-  p.rows = d.rows;
-  p.x_stride = d.x_stride;
-  p.z_stride = d.z_stride;
-  p.dy_stride = d.dy_stride;
-  p.dx_stride = d.dx_stride;
-  p.dz_stride = d.dz_stride;
-  p.rows_per_block = call.launch.rows_per_block;
-  p.num_blocks = call.launch.num_blocks;
-  p.d = d.d;
-  p.eps = d.eps;
-  p.packed = (d.x_stride == d.d && d.z_stride == d.d && d.dy_stride == d.d) ? 1 : 0;
-  p.dw_f32 = d.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
-  p.dw_flags = static_cast<int32_t>(d.flags);
-  const bool cooperative = call.launch.cooperative && (d.flags & CAKE_NORMGATE_DW_SKIP) == 0;
-  if (cooperative) p.det = normgate_det_layout(handle->table->programs[call.program], d.rows, d.d, call.launch.grid);
-  return launch_program(handle, call.program, call.launch.grid, call.launch.block,
-                        call.launch.smem_bytes, stream, &p, cooperative);
+  normgate_fill_backward_params(prog, d, call.launch, {dy, x, z, w, dx, dz, dw, workspace}, &p);
+  return launch_program(handle, call.choice.program, call.launch.grid, call.launch.block,
+                        call.launch.smem_bytes, stream, &p,
+                        normgate_backward_cooperative(call.launch, d.flags));
 }
 
 }  // extern "C"

@@ -1,13 +1,12 @@
 // SwiGLU + MXFP8 entry points: validate every argument, pick the program, fill the parameters,
 // launch. Nothing is launched or written when an argument is wrong.
-#include <cstdio>
-#include <cstring>
-
 #include "api/handle.h"
 #include "api/launch.h"
+#include "api/program_info.h"
 #include "api/struct_size.h"
 #include "api/validate.h"
 #include "error/error.h"
+#include "families/family.h"
 #include "families/swiglu_mxfp8_launch.h"
 #include "router/router.h"
 
@@ -17,8 +16,7 @@ namespace {
 struct SwigluCall {
   cake_swiglu_mxfp8_desc desc;
   int form;
-  int program;
-  const cake_route_desc *route;
+  ProgramChoice choice;
   int64_t metric;  // M*K
   LaunchShape launch;
 };
@@ -71,30 +69,11 @@ cake_status_t prepare(cake_handle_t h, const cake_swiglu_mxfp8_desc *user, int b
   CAKE_TRY(read_desc(user, backward, &call->desc, &call->form));
   const ArchTable &table = *h->table;
   call->metric = call->desc.m * call->desc.k;
-  call->route = nullptr;
-  if (call->desc.program != nullptr) {
-    call->program = find_program(table, call->desc.program);
-    if (call->program < 0) {
-      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
-                  "desc->program = \"%s\": no such program in the %s table", call->desc.program,
-                  table.tag);
-    }
-    const cake_program_desc &prog = table.programs[call->program];
-    if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || prog.op != call->form) {
-      return fail(CAKE_STATUS_PROGRAM_NOT_FOUND,
-                  "desc->program = \"%s\": it does not serve this call (form %d)",
-                  call->desc.program, call->form);
-    }
-  } else {
-    call->route = find_route(table, CAKE_FAMILY_SWIGLU_MXFP8, static_cast<uint16_t>(call->form), 0,
-                             call->metric);
-    if (call->route == nullptr) {
-      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE, "no %s route for swiglu_mxfp8 form %d, M*K = %lld",
-                  table.tag, call->form, static_cast<long long>(call->metric));
-    }
-    call->program = call->route->program;
-  }
-  const cake_program_desc &prog = table.programs[call->program];
+  const ProgramRequest req = {CAKE_FAMILY_SWIGLU_MXFP8, static_cast<uint16_t>(call->form), 0,
+                              call->metric, 0, 0, call->desc.program};
+  CAKE_TRY(
+      resolve_program(table, family_ops(CAKE_FAMILY_SWIGLU_MXFP8)->routing, req, &call->choice));
+  const cake_program_desc &prog = table.programs[call->choice.program];
   const int64_t tiles = swiglu_mxfp8_tiles(prog, call->desc.m, call->desc.k);
   if (tiles < 1 || tiles > INT32_MAX) {
     return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
@@ -140,7 +119,7 @@ cake_status_t run(cake_handle_t handle, const cake_swiglu_mxfp8_desc *desc, int 
                  {rows ? row_q : nullptr, "row_q"}, {rows ? row_s : nullptr, "row_s"},
                  {cols ? col_q : nullptr, "col_q"}, {cols ? col_s : nullptr, "col_s"}};
   for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
-  const cake_program_desc &prog = handle->table->programs[call.program];
+  const cake_program_desc &prog = handle->table->programs[call.choice.program];
   cake_swiglu_mxfp8_params p;
   if (!swiglu_mxfp8_fill_params(prog, call.desc.m, call.desc.k, in, backward ? grad : nullptr,
                                 rows ? row_q : nullptr, rows ? row_s : nullptr,
@@ -148,7 +127,7 @@ cake_status_t run(cake_handle_t handle, const cake_swiglu_mxfp8_desc *desc, int 
     return fail(CAKE_STATUS_INTERNAL_ERROR, "program %s cannot run M = %lld, K = %lld", prog.name,
                 static_cast<long long>(call.desc.m), static_cast<long long>(call.desc.k));
   }
-  return launch_program(handle, call.program, call.launch.grid[0], call.launch.block,
+  return launch_program(handle, call.choice.program, call.launch.grid[0], call.launch.block,
                         call.launch.smem_bytes, stream, &p);
 }
 
@@ -165,7 +144,9 @@ CAKE_API cake_status_t cake_swiglu_mxfp8_desc_init(cake_swiglu_mxfp8_desc *desc)
   return CAKE_STATUS_SUCCESS;
 }
 
-CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes) { return init_struct(sizes, "sizes"); }
+CAKE_API cake_status_t cake_swiglu_mxfp8_sizes_init(cake_swiglu_mxfp8_sizes *sizes) {
+  return init_struct(sizes, "sizes");
+}
 
 CAKE_API cake_status_t cake_swiglu_mxfp8_buffer_sizes(const cake_swiglu_mxfp8_desc *desc,
                                                       int backward,
@@ -210,20 +191,8 @@ CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
   clear_error();
   SwigluCall call;
   CAKE_TRY(prepare(handle, desc, backward, &call));
-  CAKE_TRY(check_not_null(info, "info"));
-  const cake_program_desc &prog = handle->table->programs[call.program];
-  cake_program_info out;
-  cake_program_info_init(&out);
-  std::snprintf(out.name, sizeof out.name, "%s", prog.name);
-  std::snprintf(out.kernel, sizeof out.kernel, "%s", prog.kernel);
-  out.forced = call.route == nullptr ? 1 : 0;
-  out.threads = static_cast<int32_t>(prog.threads);
-  out.ctas_per_sm = handle->ctas_per_sm[call.program];
-  out.grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
-  out.metric = call.metric;
-  out.metric_lo = call.route ? call.route->metric_lo : -1;
-  out.metric_hi = call.route && call.route->metric_hi != INT64_MAX ? call.route->metric_hi : -1;
-  return write_struct("info", info, &out, sizeof out);
+  const int64_t grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
+  return write_program_info(handle, call.choice, grid, call.metric, info);
 }
 
 }  // extern "C"

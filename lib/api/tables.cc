@@ -1,4 +1,8 @@
-// The program tables as public data: what each architecture ships and how it routes.
+// The program tables as public data: what each architecture ships and how it routes. These are
+// the functions of cake.h's experimental section.
+#ifndef CAKE_EXPERIMENTAL_API
+#define CAKE_EXPERIMENTAL_API
+#endif
 #include <cstdio>
 #include <cstring>
 

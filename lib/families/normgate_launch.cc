@@ -1,6 +1,7 @@
 #include "families/normgate_launch.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "normgate_general_layout.h"
 #include "normgate_workspace.h"
@@ -84,6 +85,62 @@ cake_ng_det_layout normgate_det_layout(const cake_program_desc &prog, int64_t ro
   const int64_t chunks_per_unit =
       normgate_groups_per_cta(prog, d) * prog.knobs[kNgRowsPerGroup] / CAKE_NG_DW_CHUNK_ROWS;
   return cake_ng_det_layout_of(rows, d, chunks_per_unit, prog.knobs[kNgTree], grid);
+}
+
+bool normgate_backward_cooperative(const NormgateLaunch &launch, uint32_t flags) {
+  return launch.cooperative && (flags & CAKE_NORMGATE_DW_SKIP) == 0;
+}
+
+void normgate_fill_forward_params(const cake_normgate_desc &desc, const NormgateLaunch &launch,
+                                  const NormgateForwardTensors &t, cake_normgate_params *out) {
+  cake_normgate_params &p = *out;
+  std::memset(&p, 0, sizeof p);
+  p.x = static_cast<const uint16_t *>(t.x);
+  p.z = static_cast<const uint16_t *>(t.z);
+  p.w = static_cast<const uint16_t *>(t.w);
+  p.y = static_cast<uint16_t *>(t.y);
+  p.rstd = t.rstd;
+  p.rows = desc.rows;
+  p.x_stride = desc.x_stride;
+  p.z_stride = desc.z_stride;
+  p.y_stride = desc.y_stride;
+  p.rows_per_block = launch.rows_per_block;
+  p.num_blocks = launch.num_blocks;
+  p.d = desc.d;
+  p.eps = desc.eps;
+  p.packed = (desc.x_stride == desc.d && desc.z_stride == desc.d) ? 1 : 0;
+}
+
+void normgate_fill_backward_params(const cake_program_desc &prog, const cake_normgate_desc &desc,
+                                   const NormgateLaunch &launch, const NormgateBackwardTensors &t,
+                                   cake_normgate_params *out) {
+  const bool skip_dw = (desc.flags & CAKE_NORMGATE_DW_SKIP) != 0;
+  cake_normgate_params &p = *out;
+  std::memset(&p, 0, sizeof p);
+  p.x = static_cast<const uint16_t *>(t.x);
+  p.z = static_cast<const uint16_t *>(t.z);
+  p.w = static_cast<const uint16_t *>(t.w);
+  p.dy = static_cast<const uint16_t *>(t.dy);
+  p.dx = static_cast<uint16_t *>(t.dx);
+  p.dz = static_cast<uint16_t *>(t.dz);
+  p.dw = skip_dw ? nullptr : t.dw;
+  p.workspace = t.workspace;
+  p.rows = desc.rows;
+  p.x_stride = desc.x_stride;
+  p.z_stride = desc.z_stride;
+  p.dy_stride = desc.dy_stride;
+  p.dx_stride = desc.dx_stride;
+  p.dz_stride = desc.dz_stride;
+  p.rows_per_block = launch.rows_per_block;
+  p.num_blocks = launch.num_blocks;
+  p.d = desc.d;
+  p.eps = desc.eps;
+  p.packed = (desc.x_stride == desc.d && desc.z_stride == desc.d && desc.dy_stride == desc.d) ? 1 : 0;
+  p.dw_f32 = desc.dw_dtype == CAKE_DTYPE_F32 ? 1 : 0;
+  p.dw_flags = static_cast<int32_t>(desc.flags);
+  if (normgate_backward_cooperative(launch, desc.flags)) {
+    p.det = normgate_det_layout(prog, desc.rows, desc.d, launch.grid);
+  }
 }
 
 }  // namespace cake

@@ -50,4 +50,32 @@ int64_t normgate_workspace_bytes(const cake_program_desc &prog, int64_t rows, in
 cake_ng_det_layout normgate_det_layout(const cake_program_desc &prog, int64_t rows, int32_t d,
                                        int64_t grid);
 
+// The tensors of a forward call (rstd may be NULL).
+struct NormgateForwardTensors {
+  const void *x, *z, *w;
+  void *y;
+  float *rstd;
+};
+
+// The tensors of a backward call (dw may be NULL when dw is skipped; workspace when the call
+// needs none).
+struct NormgateBackwardTensors {
+  const void *dy, *x, *z, *w;
+  void *dx, *dz, *dw, *workspace;
+};
+
+// Whether a backward launch is cooperative: the program builds the dw tree between grid
+// barriers (launch.cooperative) and the call computes dw (flags without
+// CAKE_NORMGATE_DW_SKIP).
+bool normgate_backward_cooperative(const NormgateLaunch &launch, uint32_t flags);
+
+// The kernel parameters of a call. `desc` is the checked descriptor with its strides resolved
+// (0 -> d) and `launch` normgate_launch()'s answer for `prog` and it. Every byte of *out is
+// written (the unused fields and the padding zero).
+void normgate_fill_forward_params(const cake_normgate_desc &desc, const NormgateLaunch &launch,
+                                  const NormgateForwardTensors &t, cake_normgate_params *out);
+void normgate_fill_backward_params(const cake_program_desc &prog, const cake_normgate_desc &desc,
+                                   const NormgateLaunch &launch, const NormgateBackwardTensors &t,
+                                   cake_normgate_params *out);
+
 }  // namespace cake

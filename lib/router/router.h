@@ -1,7 +1,10 @@
-// Route lookup: (table, family, op, d, size metric) -> program index. Pure, no CUDA.
+// Route lookup: (table, family, op, d, size metric) -> program index, and the one resolution
+// of a call's program that every family shares (forced by name, else routed). No CUDA.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
+#include "cake.h"
 #include "router/tables.h"
 
 namespace cake {
@@ -19,5 +22,38 @@ const cake_route_desc *find_route(const ArchTable &table, uint16_t family, uint1
 
 // Index of the program named `name` ("sm90.ng_fwd_d128_short"), or -1.
 int find_program(const ArchTable &table, const char *name);
+
+// One call as the router sees it.
+struct ProgramRequest {
+  uint16_t family;
+  uint16_t op;
+  int32_t d;           // normgate row width; 0 for families without one
+  int64_t metric;      // the routes' size metric (normgate: rows per SM; swiglu_mxfp8: M*K)
+  int64_t rows;        // rows for wave routes; 0 when the family has none
+  int32_t sms;         // SMs for wave routes; 0 when the family has none
+  const char *forced;  // the descriptor's program name; NULL: route
+};
+
+// A family's routing rule and how its calls read in error messages. The describe functions
+// run only on failure, so a successful call formats nothing.
+struct FamilyRouting {
+  RouteServes serves;  // null: every program of the op serves every call
+  // The call as "desc->program = ...: it does not serve this call (<here>)" shows it.
+  void (*describe_forced)(const ProgramRequest &req, char *buf, size_t size);
+  // The call as "no sm90 route for <here>" shows it.
+  void (*describe_unrouted)(const ProgramRequest &req, char *buf, size_t size);
+};
+
+// The program a call runs. route is nullptr when the program was forced by name.
+struct ProgramChoice {
+  int program;
+  const cake_route_desc *route;
+};
+
+// Resolves req.forced by name (CAKE_STATUS_PROGRAM_NOT_FOUND when the table lacks it or it is
+// of another family or op, or does not serve req.d), else takes the route find_route() gives
+// (CAKE_STATUS_UNSUPPORTED_SHAPE when none does).
+cake_status_t resolve_program(const ArchTable &table, const FamilyRouting &routing,
+                              const ProgramRequest &req, ProgramChoice *out);
 
 }  // namespace cake

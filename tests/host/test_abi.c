@@ -1,5 +1,6 @@
-/* The C ABI from C99: header self-sufficiency, status strings, version, init functions,
- * struct_size handling, and the no-driver path (CAKE_LIBCUDA points at nothing). */
+/* The C ABI from C99: header self-sufficiency, the stable structs' layout, status strings,
+ * version, init functions, struct_size handling, the program tables of the experimental
+ * section, and the no-driver path (CAKE_LIBCUDA points at nothing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,11 +11,97 @@
 #include <cmocka.h>
 
 #include "cake.h"
+/* The experimental section (the program tables) opens on a later inclusion with
+ * CAKE_EXPERIMENTAL_API defined, after one without. */
+#ifndef CAKE_EXPERIMENTAL_API
+#define CAKE_EXPERIMENTAL_API
+#endif
+#include "cake.h"
+#ifndef CAKE_H_EXPERIMENTAL_
+#error "a second inclusion with CAKE_EXPERIMENTAL_API did not declare the experimental section"
+#endif
 
 static void test_version(void **state) {
   (void)state;
   assert_int_equal(cake_version(), CAKE_VERSION);
   assert_true(CAKE_VERSION >= 100);
+}
+
+/* The stable section's structs keep every field where it was, and their sizes (LP64: what
+ * the library is built for). A change here is an ABI break, not a test to update. */
+static void test_stable_struct_layouts(void **state) {
+  (void)state;
+#define SIZE(s, n) {#s, sizeof(s), n}
+#define FIELD(s, f, n) {#s "." #f, offsetof(s, f), n}
+  static const struct {
+    const char *what;
+    size_t got, want;
+  } layout[] = {
+    SIZE(cake_handle_options, 16),
+    FIELD(cake_handle_options, struct_size, 0),
+    FIELD(cake_handle_options, table, 8),
+    FIELD(cake_handle_options, sm_count, 12),
+    SIZE(cake_device_info, 176),
+    FIELD(cake_device_info, struct_size, 0),
+    FIELD(cake_device_info, device_ordinal, 8),
+    FIELD(cake_device_info, cc_major, 12),
+    FIELD(cake_device_info, cc_minor, 16),
+    FIELD(cake_device_info, sm_count, 20),
+    FIELD(cake_device_info, routing_sm_count, 24),
+    FIELD(cake_device_info, table, 28),
+    FIELD(cake_device_info, jit, 32),
+    FIELD(cake_device_info, cross_check, 36),
+    FIELD(cake_device_info, program_count, 40),
+    FIELD(cake_device_info, image, 44),
+    FIELD(cake_device_info, device_name, 76),
+    SIZE(cake_program_info, 200),
+    FIELD(cake_program_info, struct_size, 0),
+    FIELD(cake_program_info, name, 8),
+    FIELD(cake_program_info, kernel, 72),
+    FIELD(cake_program_info, forced, 152),
+    FIELD(cake_program_info, threads, 156),
+    FIELD(cake_program_info, ctas_per_sm, 160),
+    FIELD(cake_program_info, grid, 168),
+    FIELD(cake_program_info, metric, 176),
+    FIELD(cake_program_info, metric_lo, 184),
+    FIELD(cake_program_info, metric_hi, 192),
+    SIZE(cake_normgate_desc, 96),
+    FIELD(cake_normgate_desc, struct_size, 0),
+    FIELD(cake_normgate_desc, rows, 8),
+    FIELD(cake_normgate_desc, d, 16),
+    FIELD(cake_normgate_desc, eps, 20),
+    FIELD(cake_normgate_desc, x_stride, 24),
+    FIELD(cake_normgate_desc, z_stride, 32),
+    FIELD(cake_normgate_desc, y_stride, 40),
+    FIELD(cake_normgate_desc, dy_stride, 48),
+    FIELD(cake_normgate_desc, dx_stride, 56),
+    FIELD(cake_normgate_desc, dz_stride, 64),
+    FIELD(cake_normgate_desc, package, 72),
+    FIELD(cake_normgate_desc, dw_dtype, 76),
+    FIELD(cake_normgate_desc, flags, 80),
+    FIELD(cake_normgate_desc, program, 88),
+    SIZE(cake_swiglu_mxfp8_desc, 40),
+    FIELD(cake_swiglu_mxfp8_desc, struct_size, 0),
+    FIELD(cake_swiglu_mxfp8_desc, m, 8),
+    FIELD(cake_swiglu_mxfp8_desc, k, 16),
+    FIELD(cake_swiglu_mxfp8_desc, orientation, 24),
+    FIELD(cake_swiglu_mxfp8_desc, program, 32),
+    SIZE(cake_swiglu_mxfp8_sizes, 40),
+    FIELD(cake_swiglu_mxfp8_sizes, struct_size, 0),
+    FIELD(cake_swiglu_mxfp8_sizes, out_cols, 8),
+    FIELD(cake_swiglu_mxfp8_sizes, q_bytes, 16),
+    FIELD(cake_swiglu_mxfp8_sizes, row_s_bytes, 24),
+    FIELD(cake_swiglu_mxfp8_sizes, col_s_bytes, 32),
+  };
+#undef SIZE
+#undef FIELD
+  assert_int_equal(sizeof(void *), 8);
+  assert_int_equal(sizeof(size_t), 8);
+  for (size_t i = 0; i < sizeof layout / sizeof layout[0]; ++i) {
+    if (layout[i].got != layout[i].want) {
+      fail_msg("%s: %zu, was %zu", layout[i].what, layout[i].got, layout[i].want);
+    }
+  }
 }
 
 static void test_status_strings(void **state) {
@@ -198,7 +285,8 @@ static void test_no_driver(void **state) {
 int main(void) {
   setenv("CAKE_LIBCUDA", "/nonexistent/libcuda-that-is-not-there.so.1", 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_version),         cmocka_unit_test(test_status_strings),
+      cmocka_unit_test(test_version),         cmocka_unit_test(test_stable_struct_layouts),
+      cmocka_unit_test(test_status_strings),
       cmocka_unit_test(test_enum_values_are_stable), cmocka_unit_test(test_init_functions),
       cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_table_program_knobs_ext),
       cmocka_unit_test(test_table_route_waves), cmocka_unit_test(test_no_driver),

@@ -8,7 +8,9 @@
 
 #include "cmocka_cxx.h"
 #include "fake_handle.h"
+#include "families/family.h"
 #include "families/normgate_launch.h"
+#include "families/swiglu_mxfp8_launch.h"
 #include "modules/images.h"
 #include "router/router.h"
 #include "router/tables.h"
@@ -275,6 +277,72 @@ static void test_image_selection(void **) {
   for (int i = 0; i < n; ++i) assert_true(all[i].size > 1024);
 }
 
+// The one resolution both families use: a forced name must be in the table and serve the call
+// (family, op and, for normgate, the width), else the routes pick; each failure has its status
+// and its family's wording.
+static void test_resolve_program(void **) {
+  const ArchTable &tab = *arch_table(CAKE_ARCH_SM90);
+  const FamilyRouting &ng = family_ops(CAKE_FAMILY_NORMGATE)->routing;
+  const FamilyRouting &sw = family_ops(CAKE_FAMILY_SWIGLU_MXFP8)->routing;
+  ProgramChoice c = {-7, nullptr};
+  // Routed: the route's program, the route given back.
+  ProgramRequest req = {CAKE_FAMILY_NORMGATE, CAKE_NG_OP_FWD, 128, 5, 660, 132, nullptr};
+  assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_SUCCESS);
+  assert_non_null(c.route);
+  assert_ptr_equal(c.route, find_route(tab, CAKE_FAMILY_NORMGATE, CAKE_NG_OP_FWD, 128, 5,
+                                       normgate_program_serves, 660, 132));
+  assert_int_equal(c.program, c.route->program);
+  // Forced: that program, no route.
+  const int fwd = c.program;
+  req.forced = tab.programs[fwd].name;
+  assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_SUCCESS);
+  assert_int_equal(c.program, fwd);
+  assert_null(c.route);
+  // Forced, of another op, another width, another family, or not in the table.
+  req.op = CAKE_NG_OP_BWD_DET;
+  assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  assert_non_null(std::strstr(cake_last_error_message(), "it does not serve this call (op 1, d 128)"));
+  req.op = CAKE_NG_OP_FWD;
+  req.d = tab.programs[fwd].knobs[kNgD] == 64 ? 256 : 64;
+  assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  ProgramRequest swreq = {CAKE_FAMILY_SWIGLU_MXFP8, CAKE_SW_FWD_ROW, 0, 128 * 128, 0, 0,
+                          tab.programs[fwd].name};
+  assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  assert_non_null(std::strstr(cake_last_error_message(), "it does not serve this call (form 0)"));
+  swreq.forced = "sm90.not_a_program";
+  assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  assert_string_equal(cake_last_error_message(),
+                      "desc->program = \"sm90.not_a_program\": no such program in the sm90 table");
+  // No route (an op no table has): each family words the call its own way.
+  req = {CAKE_FAMILY_NORMGATE, 7, 128, 5, 660, 132, nullptr};
+  assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
+  assert_string_equal(cake_last_error_message(),
+                      "no sm90 route for normgate op 7, d = 128, 5 rows per SM");
+  swreq = {CAKE_FAMILY_SWIGLU_MXFP8, 9, 0, 16384, 0, 0, nullptr};
+  assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
+  assert_string_equal(cake_last_error_message(), "no sm90 route for swiglu_mxfp8 form 9, M*K = 16384");
+}
+
+// The family table: each family's entry gives its own shared-memory rule for every program of
+// every table, and an unknown family none.
+static void test_family_table(void **) {
+  assert_null(family_ops(0));
+  assert_null(family_ops(3));
+  int count = 0;
+  const ArchTable *tables = arch_tables(&count);
+  for (int t = 0; t < count; ++t) {
+    for (int i = 0; i < tables[t].program_count; ++i) {
+      const cake_program_desc &p = tables[t].programs[i];
+      const FamilyOps *ops = family_ops(p.family);
+      assert_non_null(ops);
+      assert_int_equal(ops->family, p.family);
+      const uint32_t want = p.family == CAKE_FAMILY_NORMGATE ? normgate_smem_bytes(p)
+                                                             : swiglu_mxfp8_dynamic_smem_bytes(p);
+      assert_int_equal(ops->dynamic_smem_bytes(p), want);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_routes_cover_every_size),
@@ -282,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_normgate_backward_wave_routes),
       cmocka_unit_test(test_forced_program_query),
       cmocka_unit_test(test_normgate_launch_shapes),  cmocka_unit_test(test_image_selection),
+      cmocka_unit_test(test_resolve_program),         cmocka_unit_test(test_family_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,9 @@
 // without a change here. (Weak references resolve against libcake.so at load time, and against
 // the host objects when a test links them directly, as every reliability target does.)
 #pragma once
+#ifndef CAKE_EXPERIMENTAL_API
+#define CAKE_EXPERIMENTAL_API  // the program tables are cake.h's experimental section
+#endif
 #include "cake.h"
 
 #pragma weak cake_swiglu_mxfp8_desc_init

@@ -3,16 +3,21 @@
  *   cake-info            text: library version, devices, every architecture table
  *   cake-info --json     the same as one JSON object
  *
- * Uses only the public C ABI (cake.h): no CUDA header, no CUDA runtime. Devices are found by
- * cake_create() on ordinals 0, 1, ... until the driver has no more; without a driver or a GPU the
- * reason (cake_last_error_message()) is printed and the tables still are, since the table
- * functions need no device. Exit status: 0, or 2 for a bad command line. */
+ * Uses only the public C ABI (cake.h), its experimental section included (the program tables:
+ * knobs, routes, wave bands), so it is built against the header of the library it ships with.
+ * No CUDA header, no CUDA runtime. Devices are found by cake_create() on ordinals 0, 1, ...
+ * until the driver has no more; without a driver or a GPU the reason (cake_last_error_message())
+ * is printed and the tables still are, since the table functions need no device. Exit status: 0, or 2 for a bad command line. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The program tables are the header's experimental section. */
+#ifndef CAKE_EXPERIMENTAL_API
+#define CAKE_EXPERIMENTAL_API
+#endif
 #include "cake.h"
 
 /* Ordinals tried at most (the driver normally answers NO_DEVICE long before). */

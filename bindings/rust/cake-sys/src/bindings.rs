@@ -465,7 +465,7 @@ extern "C" {
 pub struct cake_program_info {
     #[doc = "< sizeof(cake_program_info)."]
     pub struct_size: usize,
-    #[doc = "< Stable program name, e.g. \"sm90.ng_fwd_d128_short\"."]
+    #[doc = "< Program name, e.g. \"sm90.ng_fwd_d128_short\"."]
     pub name: [::std::os::raw::c_char; 64usize],
     #[doc = "< The kernel symbol in the image."]
     pub kernel: [::std::os::raw::c_char; 80usize],
@@ -720,495 +720,6 @@ pub const CAKE_OP_SWIGLU_BACKWARD_BOTH: cake_op = 5;
 pub type cake_op = ::std::os::raw::c_uint;
 #[doc = " Operations within a family (the same numbers are reused across families)."]
 pub use self::cake_op as cake_op_t;
-#[doc = " One program of a table. Initialise with cake_table_program_init()."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cake_table_program {
-    #[doc = "< sizeof(cake_table_program)."]
-    pub struct_size: usize,
-    #[doc = "< Stable name, e.g. \"sm90.ng_fwd_d128_short\"."]
-    pub name: [::std::os::raw::c_char; 64usize],
-    #[doc = "< Kernel symbol in the table's image."]
-    pub kernel: [::std::os::raw::c_char; 80usize],
-    #[doc = "< Its family."]
-    pub family: cake_family_t,
-    #[doc = "< Its operation."]
-    pub op: cake_op_t,
-    #[doc = "< CTA size."]
-    pub threads: i32,
-    #[doc = "< CTAs per SM its register budget is fitted to."]
-    pub min_ctas_per_sm: i32,
-    #[doc = "< Family knobs in manifest order (see kernels/common/program_desc.h)."]
-    pub knobs: [i32; 8usize],
-    #[doc = "< Knobs 8..15 in manifest order, 0 past a family's last knob"]
-    #[doc = "(swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2."]
-    pub knobs_ext: [i32; 8usize],
-}
-#[test]
-fn bindgen_test_layout_cake_table_program() {
-    assert_eq!(
-        ::std::mem::size_of::<cake_table_program>(),
-        232usize,
-        concat!("Size of: ", stringify!(cake_table_program))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cake_table_program>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cake_table_program))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_name() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(name)
-            )
-        );
-    }
-    test_field_name();
-    fn test_field_kernel() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).kernel) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(kernel)
-            )
-        );
-    }
-    test_field_kernel();
-    fn test_field_family() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).family) as usize - ptr as usize
-            },
-            152usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(family)
-            )
-        );
-    }
-    test_field_family();
-    fn test_field_op() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).op) as usize - ptr as usize
-            },
-            156usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(op)
-            )
-        );
-    }
-    test_field_op();
-    fn test_field_threads() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).threads) as usize - ptr as usize
-            },
-            160usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(threads)
-            )
-        );
-    }
-    test_field_threads();
-    fn test_field_min_ctas_per_sm() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).min_ctas_per_sm) as usize - ptr as usize
-            },
-            164usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(min_ctas_per_sm)
-            )
-        );
-    }
-    test_field_min_ctas_per_sm();
-    fn test_field_knobs() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).knobs) as usize - ptr as usize
-            },
-            168usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(knobs)
-            )
-        );
-    }
-    test_field_knobs();
-    fn test_field_knobs_ext() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).knobs_ext) as usize - ptr as usize
-            },
-            200usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_program),
-                "::",
-                stringify!(knobs_ext)
-            )
-        );
-    }
-    test_field_knobs_ext();
-}
-#[doc = " One route of a table. Initialise with cake_table_route_init()."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cake_table_route {
-    #[doc = "< sizeof(cake_table_route)."]
-    pub struct_size: usize,
-    #[doc = "< Family it routes."]
-    pub family: cake_family_t,
-    #[doc = "< Operation it routes."]
-    pub op: cake_op_t,
-    #[doc = "< normgate width it serves (0: any); 0 for swiglu_mxfp8."]
-    pub d: i32,
-    #[doc = "< Inclusive lower bound of the size metric (normgate: rows per SM;"]
-    #[doc = "swiglu_mxfp8: M*K)."]
-    pub metric_lo: i64,
-    #[doc = "< Exclusive upper bound, -1 for open."]
-    pub metric_hi: i64,
-    #[doc = "< The program it picks."]
-    pub program: [::std::os::raw::c_char; 64usize],
-    #[doc = " Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the"]
-    #[doc = "call's rows, cut into units of this many rows, to make W = units / SMs waves with"]
-    #[doc = "waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and"]
-    #[doc = "it is taken before the plain routes of its op and width. A library older than the field"]
-    #[doc = "leaves a struct of the older size unfilled past program."]
-    pub wave_rows: i32,
-    #[doc = "< Wave band, hundredths of a wave, inclusive."]
-    pub waves_lo: i32,
-    #[doc = "< Wave band, hundredths of a wave, exclusive."]
-    pub waves_hi: i32,
-    #[doc = "< Fill of the last wave, hundredths, inclusive."]
-    pub frac_lo: i32,
-    #[doc = "< Fill of the last wave, hundredths, inclusive."]
-    pub frac_hi: i32,
-}
-#[test]
-fn bindgen_test_layout_cake_table_route() {
-    assert_eq!(
-        ::std::mem::size_of::<cake_table_route>(),
-        128usize,
-        concat!("Size of: ", stringify!(cake_table_route))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cake_table_route>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cake_table_route))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_family() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).family) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(family)
-            )
-        );
-    }
-    test_field_family();
-    fn test_field_op() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).op) as usize - ptr as usize
-            },
-            12usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(op)
-            )
-        );
-    }
-    test_field_op();
-    fn test_field_d() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).d) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(d)
-            )
-        );
-    }
-    test_field_d();
-    fn test_field_metric_lo() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metric_lo) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(metric_lo)
-            )
-        );
-    }
-    test_field_metric_lo();
-    fn test_field_metric_hi() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metric_hi) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(metric_hi)
-            )
-        );
-    }
-    test_field_metric_hi();
-    fn test_field_program() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).program) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(program)
-            )
-        );
-    }
-    test_field_program();
-    fn test_field_wave_rows() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).wave_rows) as usize - ptr as usize
-            },
-            104usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(wave_rows)
-            )
-        );
-    }
-    test_field_wave_rows();
-    fn test_field_waves_lo() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).waves_lo) as usize - ptr as usize
-            },
-            108usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(waves_lo)
-            )
-        );
-    }
-    test_field_waves_lo();
-    fn test_field_waves_hi() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).waves_hi) as usize - ptr as usize
-            },
-            112usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(waves_hi)
-            )
-        );
-    }
-    test_field_waves_hi();
-    fn test_field_frac_lo() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).frac_lo) as usize - ptr as usize
-            },
-            116usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(frac_lo)
-            )
-        );
-    }
-    test_field_frac_lo();
-    fn test_field_frac_hi() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).frac_hi) as usize - ptr as usize
-            },
-            120usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cake_table_route),
-                "::",
-                stringify!(frac_hi)
-            )
-        );
-    }
-    test_field_frac_hi();
-}
-extern "C" {
-    #[doc = " Set @p program's struct_size and zero the rest."]
-    #[doc = " @param[out] program The struct to initialise."]
-    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p program is NULL."]
-    pub fn cake_table_program_init(program: *mut cake_table_program) -> cake_status_t;
-}
-extern "C" {
-    #[doc = " Set @p route's struct_size and zero the rest."]
-    #[doc = " @param[out] route The struct to initialise."]
-    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p route is NULL."]
-    pub fn cake_table_route_init(route: *mut cake_table_route) -> cake_status_t;
-}
-extern "C" {
-    #[doc = " Sizes of an architecture's table. Needs no device."]
-    #[doc = " @param[in]  table    CAKE_ARCH_SM90, _SM100, _SM103 or _SM107."]
-    #[doc = " @param[out] programs Receives the number of programs (may be NULL)."]
-    #[doc = " @param[out] routes   Receives the number of routes (may be NULL)."]
-    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT for an unknown table."]
-    pub fn cake_table_counts(
-        table: cake_arch_t,
-        programs: *mut i32,
-        routes: *mut i32,
-    ) -> cake_status_t;
-}
-extern "C" {
-    #[doc = " Program @p index of a table. Needs no device."]
-    #[doc = " @param[in]  table   An architecture table."]
-    #[doc = " @param[in]  index   0 .. programs - 1."]
-    #[doc = " @param[out] program Initialised with cake_table_program_init()."]
-    #[doc = " @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT."]
-    pub fn cake_table_program_get(
-        table: cake_arch_t,
-        index: i32,
-        program: *mut cake_table_program,
-    ) -> cake_status_t;
-}
-extern "C" {
-    #[doc = " Route @p index of a table, in the order the router tries them. Needs no device."]
-    #[doc = " @param[in]  table An architecture table."]
-    #[doc = " @param[in]  index 0 .. routes - 1."]
-    #[doc = " @param[out] route Initialised with cake_table_route_init()."]
-    #[doc = " @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT."]
-    pub fn cake_table_route_get(
-        table: cake_arch_t,
-        index: i32,
-        route: *mut cake_table_route,
-    ) -> cake_status_t;
-}
 #[doc = "< dw bits depend only on the inputs and row count."]
 pub const CAKE_NORMGATE_DETERMINISTIC: cake_normgate_package = 0;
 #[doc = "< FP64 atomics; dw within 1 ulp of the deterministic."]
@@ -1943,5 +1454,494 @@ extern "C" {
         desc: *const cake_swiglu_mxfp8_desc,
         backward: ::std::os::raw::c_int,
         info: *mut cake_program_info,
+    ) -> cake_status_t;
+}
+#[doc = " One program of a table. Initialise with cake_table_program_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_table_program {
+    #[doc = "< sizeof(cake_table_program)."]
+    pub struct_size: usize,
+    #[doc = "< Program name, e.g. \"sm90.ng_fwd_d128_short\"."]
+    pub name: [::std::os::raw::c_char; 64usize],
+    #[doc = "< Kernel symbol in the table's image."]
+    pub kernel: [::std::os::raw::c_char; 80usize],
+    #[doc = "< Its family."]
+    pub family: cake_family_t,
+    #[doc = "< Its operation."]
+    pub op: cake_op_t,
+    #[doc = "< CTA size."]
+    pub threads: i32,
+    #[doc = "< CTAs per SM its register budget is fitted to."]
+    pub min_ctas_per_sm: i32,
+    #[doc = "< Family knobs in manifest order (see kernels/common/program_desc.h)."]
+    pub knobs: [i32; 8usize],
+    #[doc = "< Knobs 8..15 in manifest order, 0 past a family's last knob"]
+    #[doc = "(swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2."]
+    pub knobs_ext: [i32; 8usize],
+}
+#[test]
+fn bindgen_test_layout_cake_table_program() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_table_program>(),
+        232usize,
+        concat!("Size of: ", stringify!(cake_table_program))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_table_program>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_table_program))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_kernel() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(kernel)
+            )
+        );
+    }
+    test_field_kernel();
+    fn test_field_family() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).family) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(family)
+            )
+        );
+    }
+    test_field_family();
+    fn test_field_op() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).op) as usize - ptr as usize
+            },
+            156usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(op)
+            )
+        );
+    }
+    test_field_op();
+    fn test_field_threads() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).threads) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(threads)
+            )
+        );
+    }
+    test_field_threads();
+    fn test_field_min_ctas_per_sm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).min_ctas_per_sm) as usize - ptr as usize
+            },
+            164usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(min_ctas_per_sm)
+            )
+        );
+    }
+    test_field_min_ctas_per_sm();
+    fn test_field_knobs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).knobs) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(knobs)
+            )
+        );
+    }
+    test_field_knobs();
+    fn test_field_knobs_ext() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_program>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).knobs_ext) as usize - ptr as usize
+            },
+            200usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_program),
+                "::",
+                stringify!(knobs_ext)
+            )
+        );
+    }
+    test_field_knobs_ext();
+}
+#[doc = " One route of a table. Initialise with cake_table_route_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_table_route {
+    #[doc = "< sizeof(cake_table_route)."]
+    pub struct_size: usize,
+    #[doc = "< Family it routes."]
+    pub family: cake_family_t,
+    #[doc = "< Operation it routes."]
+    pub op: cake_op_t,
+    #[doc = "< normgate width it serves (0: any); 0 for swiglu_mxfp8."]
+    pub d: i32,
+    #[doc = "< Inclusive lower bound of the size metric (normgate: rows per SM;"]
+    #[doc = "swiglu_mxfp8: M*K)."]
+    pub metric_lo: i64,
+    #[doc = "< Exclusive upper bound, -1 for open."]
+    pub metric_hi: i64,
+    #[doc = "< The program it picks."]
+    pub program: [::std::os::raw::c_char; 64usize],
+    #[doc = " Wave route (normgate, added in 0.2): 0 for a plain route; else the route also needs the"]
+    #[doc = "call's rows, cut into units of this many rows, to make W = units / SMs waves with"]
+    #[doc = "waves_lo <= floor(100 W) < waves_hi and frac_lo <= floor(100 W) mod 100 <= frac_hi, and"]
+    #[doc = "it is taken before the plain routes of its op and width. A library older than the field"]
+    #[doc = "leaves a struct of the older size unfilled past program."]
+    pub wave_rows: i32,
+    #[doc = "< Wave band, hundredths of a wave, inclusive."]
+    pub waves_lo: i32,
+    #[doc = "< Wave band, hundredths of a wave, exclusive."]
+    pub waves_hi: i32,
+    #[doc = "< Fill of the last wave, hundredths, inclusive."]
+    pub frac_lo: i32,
+    #[doc = "< Fill of the last wave, hundredths, inclusive."]
+    pub frac_hi: i32,
+}
+#[test]
+fn bindgen_test_layout_cake_table_route() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_table_route>(),
+        128usize,
+        concat!("Size of: ", stringify!(cake_table_route))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_table_route>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_table_route))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_family() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).family) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(family)
+            )
+        );
+    }
+    test_field_family();
+    fn test_field_op() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).op) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(op)
+            )
+        );
+    }
+    test_field_op();
+    fn test_field_d() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).d) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(d)
+            )
+        );
+    }
+    test_field_d();
+    fn test_field_metric_lo() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metric_lo) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(metric_lo)
+            )
+        );
+    }
+    test_field_metric_lo();
+    fn test_field_metric_hi() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metric_hi) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(metric_hi)
+            )
+        );
+    }
+    test_field_metric_hi();
+    fn test_field_program() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).program) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(program)
+            )
+        );
+    }
+    test_field_program();
+    fn test_field_wave_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).wave_rows) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(wave_rows)
+            )
+        );
+    }
+    test_field_wave_rows();
+    fn test_field_waves_lo() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).waves_lo) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(waves_lo)
+            )
+        );
+    }
+    test_field_waves_lo();
+    fn test_field_waves_hi() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).waves_hi) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(waves_hi)
+            )
+        );
+    }
+    test_field_waves_hi();
+    fn test_field_frac_lo() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).frac_lo) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(frac_lo)
+            )
+        );
+    }
+    test_field_frac_lo();
+    fn test_field_frac_hi() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_table_route>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).frac_hi) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_table_route),
+                "::",
+                stringify!(frac_hi)
+            )
+        );
+    }
+    test_field_frac_hi();
+}
+extern "C" {
+    #[doc = " Set @p program's struct_size and zero the rest."]
+    #[doc = " @param[out] program The struct to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p program is NULL."]
+    pub fn cake_table_program_init(program: *mut cake_table_program) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Set @p route's struct_size and zero the rest."]
+    #[doc = " @param[out] route The struct to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p route is NULL."]
+    pub fn cake_table_route_init(route: *mut cake_table_route) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Sizes of an architecture's table. Needs no device."]
+    #[doc = " @param[in]  table    CAKE_ARCH_SM90, _SM100, _SM103 or _SM107."]
+    #[doc = " @param[out] programs Receives the number of programs (may be NULL)."]
+    #[doc = " @param[out] routes   Receives the number of routes (may be NULL)."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT for an unknown table."]
+    pub fn cake_table_counts(
+        table: cake_arch_t,
+        programs: *mut i32,
+        routes: *mut i32,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Program @p index of a table. Needs no device."]
+    #[doc = " @param[in]  table   An architecture table."]
+    #[doc = " @param[in]  index   0 .. programs - 1."]
+    #[doc = " @param[out] program Initialised with cake_table_program_init()."]
+    #[doc = " @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT."]
+    pub fn cake_table_program_get(
+        table: cake_arch_t,
+        index: i32,
+        program: *mut cake_table_program,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Route @p index of a table, in the order the router tries them. Needs no device."]
+    #[doc = " @param[in]  table An architecture table."]
+    #[doc = " @param[in]  index 0 .. routes - 1."]
+    #[doc = " @param[out] route Initialised with cake_table_route_init()."]
+    #[doc = " @return CAKE_STATUS_SUCCESS or CAKE_STATUS_INVALID_ARGUMENT."]
+    pub fn cake_table_route_get(
+        table: cake_arch_t,
+        index: i32,
+        route: *mut cake_table_route,
     ) -> cake_status_t;
 }
