@@ -84,7 +84,6 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
   // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
   const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
   const uint32_t step = gridDim.x;
-  const TileWalk<Cfg> walk(tiles_k, tiles / tiles_k, step);
   // Staged: copies run S-1 tiles ahead. At the top of each tile one barrier makes the tile's
   // copies (every thread's) visible, and, since every thread has left the tile before, frees
   // that tile's stage for the next copies and its Y tile for this phase 1 (phase 2 needs no

@@ -38,8 +38,8 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
 
   // Word (r0 + j, c2) is smem_word(r0 + j, c2), written out: r0 is a multiple of 16, so
   // r0*kYGroups is a multiple of 32 and the swap bit depends on j and c2 only. The 16 words
-  // are read once and held across the shuffle (a second read per word measured no faster, run 2
-  // of session 7, and every program still fits its registers without spills).
+  // are read once and held across the shuffle (a second read per word measured no faster on the
+  // H200, and every program still fits its registers without spills).
   const uint32_t *rowbase = smem + (r0 >> 4) * Cfg::kYPad;
   const int x = c2 >> 3;
   uint32_t wv[16];
