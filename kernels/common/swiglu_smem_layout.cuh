@@ -4,7 +4,6 @@
 #pragma once
 #include <stdint.h>
 
-
 namespace cake {
 namespace swiglu {
 
