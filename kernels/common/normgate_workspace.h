@@ -103,18 +103,18 @@ static CAKE_HD inline int64_t cake_ng_tree_bytes(const cake_ng_tree *t) {
  * in one of three trees (a program knob; the third, the grouped column tree, below). The row tree is cake_ng_tree_of's with a unit a
  * block: a unit writes its node as one contiguous row; after the walk the CTAs build its levels
  * in parallel, a grid barrier before each, until one is short enough to reduce a column a CTA
- * (normgate_dw.cuh, build_tree_cooperative). The column tree (below) is read contiguously
+ * (normgate_dw_row_tree.cuh, build_tree_cooperative). The column tree (below) is read contiguously
  * a column at a time, one barrier and one pass up to 2^14 units, but a unit's node costs d
  * separate 8-byte writes, one L2 request each (Nsight Compute: 8.3 M against 5.2 M write
  * requests at 16384 x 48, D = 128): the column tree wins where the tail after the walk
- * dominates, the row tree where the walk does (docs/performance.md, session 8). The column
+ * dominates, the row tree where the walk does (H200, docs/performance.md). The column
  * tree: a level above holds one node per CAKE_NG_COLUMN_SPAN nodes below (an aligned subtree
  * of the same canonical tree); the first level of at most CAKE_NG_COLUMN_SPAN nodes is reduced
  * a column at a time into dw. A level is column-major by spans: FP64 [nodes / span][d][span],
  * span = CAKE_NG_COLUMN_SPAN, or the node count rounded up to 32 where it is smaller (one span:
  * plain column-major), so that a column's nodes of one span are contiguous (16-byte reads) and
  * every column starts 256-byte aligned; its CTAs build the levels in parallel, a grid barrier
- * before each (normgate_dw.cuh, reduce_column_tree). Each tree is built by a cooperative
+ * before each (normgate_dw_column_tree.cuh, reduce_column_tree). Each tree is built by a cooperative
  * launch (all CTAs resident together); its words (uint32, cake_ng_det_tuned_words_offset):
  * [0] unused, [1] the unit counter, [2 + b] grid barrier b. The non-deterministic
  * package keeps its unit counter beside its ticket (cake_ng_nondet_counter_offset + 4).

@@ -1,11 +1,14 @@
 // How a SwiGLU + MXFP8 program is launched for a problem: pure host arithmetic from the
 // program's manifest knobs, no CUDA. The kernel reads everything shape-dependent from
-// cake_swiglu_mxfp8_params, which swiglu_mxfp8_fill_params() writes, so host and device agree by
-// construction (kernels/common/swiglu_mxfp8_kernel.cuh has the device side of each rule).
+// cake_swiglu_mxfp8_params, which swiglu_mxfp8_fill_params() writes; every rule derived from the
+// knobs (shared memory sizes, tile pairs, which knob values compile) is a function of
+// kernels/common/swiglu_mxfp8_config.h that the kernel's SwigluCfg uses too, so host and device
+// agree by construction.
 #pragma once
 #include <stdint.h>
 
 #include "program_desc.h"
+#include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
 
 namespace cake {
@@ -25,7 +28,6 @@ enum SwigluKnob {
   kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
 };
 
-constexpr int kSwMaxStages = 8;                   // pipeline knob: 0, 1 or 2..8 stages
 constexpr int64_t kSwMaxSmemPerCta = 227 * 1024;  // sm_90/sm_100 opt-in limit of one CTA
 constexpr int64_t kSwSmemPerSm = 228 * 1024;      // sm_90/sm_100 shared memory of one SM
 constexpr int64_t kSwSmemReservedPerCta = 1024;   // the system's share of each resident CTA
@@ -42,8 +44,9 @@ struct LaunchShape {
 // in to it once.
 uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog);
 
-// True when the program's knobs satisfy the kernel's compile-time rules (the same static_asserts
-// as SwigluCfg): a manifest test checks every swiglu line with it.
+// True when the program's knobs satisfy the kernel's compile-time rules (sw_knobs_ok, the rules
+// SwigluCfg static_asserts) and its CTAs fit the SM's shared memory: a manifest test checks
+// every swiglu line with it.
 bool swiglu_mxfp8_program_ok(const cake_program_desc &prog);
 
 // True for forms whose output is [M, 2K] (backward).
