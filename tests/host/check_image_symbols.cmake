@@ -1,4 +1,4 @@
-cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
+cmake_policy(SET CMP0057 NEW) # if(IN_LIST)
 # Every image holds exactly its table's programs (cross-check images included): cuobjdump
 # -symbols on each fatbin against the manifest's CAKE_*_PROGRAM lines, and its CAKE_*_CANDIDATE
 # lines when the build has CAKE_CANDIDATES; an entry the table does not list fails too.
