@@ -6,6 +6,7 @@ cuobjdump is missing or cannot read the image): a program run once per launch pa
 that does not stay in the SM's instruction caches.
 
   tools/resource-report.py build/fatbins            # markdown table on stdout
+  tools/resource-report.py build/fatbins --doc      # the whole of docs/programs.md
   tools/resource-report.py build/fatbins --check    # exit 1 if any program spills or uses stack
 """
 import pathlib
@@ -50,6 +51,51 @@ def code_bytes(fatbin):
     return sizes
 
 
+def toolkits(folder, images):
+    """{image: "sm_90a: 13.0, ..."} from the ELF headers cuobjdump prints ("toolkit=13.0")."""
+    tool = shutil.which("cuobjdump")
+    found = {}
+    for image in images:
+        fatbin = folder / (image + ".fatbin")
+        if tool is None or not fatbin.exists():
+            continue
+        try:
+            out = subprocess.run([tool, "-elf", str(fatbin)], capture_output=True, text=True,
+                                 timeout=120).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        heads = sorted(set(re.findall(r"ELF: .*\bsm=(\w+), toolkit=([\d.]+)", out)))
+        found[image] = ", ".join(f"sm_{sm} (toolkit {tk})" for sm, tk in heads)
+    return found
+
+
+DOC_HEAD = """# Programs: registers, stack, spills and code size
+
+Every program of every image of the default build, from the `-Xptxas -v` reports the build keeps
+beside each fatbin (`build/fatbins/<image>.resources.txt`), and its SASS size in bytes (the
+kernel's `.text` section, `cuobjdump -elf`: a tail that runs once per launch pays for code that
+does not stay in the SM's instruction caches). The `xc_*` images are the sm100, sm103 and sm107
+manifests compiled for sm_90a, so that their arithmetic runs on an H200. The manifests'
+`CAKE_*_CANDIDATE` lines (programs no route selects) are built only with
+`cmake -DCAKE_CANDIDATES=ON`, for A/B work (`cake-bench --ab-programs`), and are not listed here.
+CTest's `test_no_spills` fails if any program spills or uses a stack frame, `test_sass_memory` if
+any has a local or generic load or store in its SASS (`tools/sass-report.py --check`).
+
+Regenerate: `cmake --build build && tools/resource-report.py build/fatbins --doc > docs/programs.md`
+"""
+
+
+def commit(folder):
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--",
+                                "kernels", "fatbins"], capture_output=True, text=True).stdout
+        return out + (" (with uncommitted changes to kernels/ or fatbins/)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main():
     folder = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/fatbins")
     check = "--check" in sys.argv
@@ -58,6 +104,16 @@ def main():
         print(f"no *.resources.txt in {folder}", file=sys.stderr)
         return 1
     bad = []
+    if "--doc" in sys.argv:
+        images = [r.name.replace(".resources.txt", "") for r in reports]
+        print(DOC_HEAD)
+        print(f"Source: commit {commit(pathlib.Path(__file__).resolve().parent)}. Toolkits, from each image:\n")
+        print("| image | SASS (toolkit) |")
+        print("| --- | --- |")
+        tk = toolkits(folder, images)
+        for image in images:
+            print(f"| {image} | {tk.get(image, '-')} |")
+        print()
     if not check:
         print("| image | program (kernel) | registers | stack bytes | spill stores | spill loads | SASS bytes |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")

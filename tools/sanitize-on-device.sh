@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer over every program of every table (issue 7, item 3), on a GPU machine.
+# compute-sanitizer over every program of every table (docs/reliability.md), on a GPU machine.
 #   tools/sanitize-on-device.sh BUILD_DIR OUT_DIR
 # Runs BUILD_DIR/tests/reliability/cake_sanitize_driver (tests/reliability/sanitize_driver.cc):
 #   native     --mode guard: guard zones, row padding, every output written, workspace left zero

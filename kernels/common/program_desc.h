@@ -11,6 +11,12 @@
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
  *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
+ *   CAKE_NORMGATE_CANDIDATE(...), CAKE_SWIGLU_CANDIDATE(...): a program line that no route
+ *                         selects (same arguments). Compiled, and listed in the table, only in a
+ *                         build with CAKE_CANDIDATES=1 (CMake -DCAKE_CANDIDATES=ON, for A/B work);
+ *                         both expansions take it from the macros below, so the image and the
+ *                         table always hold the same programs. A route naming one does not
+ *                         compile in the default build.
  *   CAKE_ROUTE(family, op, d, metric_lo, metric_hi, sym)
  *   CAKE_ROUTE_WAVES(family, op, d, metric_lo, metric_hi, wave_rows, waves_lo, waves_hi,
  *                    frac_lo, frac_hi, sym)
@@ -27,6 +33,18 @@
 #include <stdint.h>
 
 #define CAKE_MAX_KNOBS 16
+
+/* Candidate lines expand as program lines, or not at all: see above. */
+#ifndef CAKE_CANDIDATES
+#define CAKE_CANDIDATES 0
+#endif
+#if CAKE_CANDIDATES
+#define CAKE_NORMGATE_CANDIDATE(...) CAKE_NORMGATE_PROGRAM(__VA_ARGS__)
+#define CAKE_SWIGLU_CANDIDATE(...) CAKE_SWIGLU_PROGRAM(__VA_ARGS__)
+#else
+#define CAKE_NORMGATE_CANDIDATE(...)
+#define CAKE_SWIGLU_CANDIDATE(...)
+#endif
 
 /* Families and ops are the public enums of cake.h (cake_family_t, cake_op_t); these short
  * names are what manifests use. */

@@ -55,6 +55,26 @@ static void test_tables_are_consistent(void **) {
   }
 }
 
+// The default build ships what is routed: every program of every table is some route's. A
+// CAKE_CANDIDATES build adds the manifests' candidate lines, which no route names.
+static void test_every_program_is_routed(void **) {
+  int count = 0;
+  const ArchTable *tables = arch_tables(&count);
+  for (int t = 0; t < count; ++t) {
+    const ArchTable &tab = tables[t];
+    std::vector<int> routes_of(tab.program_count, 0);
+    for (int r = 0; r < tab.route_count; ++r) ++routes_of[tab.routes[r].program];
+    int unrouted = 0;
+    for (int i = 0; i < tab.program_count; ++i) {
+      if (routes_of[i] == 0) {
+        ++unrouted;
+        if (!CAKE_CANDIDATES) print_error("%s: no route selects it\n", tab.programs[i].name);
+      }
+    }
+    if (!CAKE_CANDIDATES) assert_int_equal(unrouted, 0);
+  }
+}
+
 // For every (family, op, d) with routes: [0, INT64_MAX) is covered once, without gaps, by the
 // plain routes (wave routes override them inside their band). The normgate general routes
 // (d = 0) are alternatives by width: each program's cover the range.
@@ -345,7 +365,8 @@ static void test_family_table(void **) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_routes_cover_every_size),
+      cmocka_unit_test(test_tables_are_consistent),   cmocka_unit_test(test_every_program_is_routed),
+      cmocka_unit_test(test_routes_cover_every_size),
       cmocka_unit_test(test_normgate_every_width_routes),
       cmocka_unit_test(test_normgate_forward_routes), cmocka_unit_test(test_normgate_backward_wave_routes),
       cmocka_unit_test(test_forced_program_query),

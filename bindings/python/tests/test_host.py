@@ -225,7 +225,7 @@ def test_program_tables_without_a_device():
     assert lanes["sm90.sw_fwd_row_st2_r8"] == 0
     slots = {p.name: p.knobs_ext[1] for p in cake.table_programs(cake.Arch.SM90)}
     assert slots["sm90.sw_bwd_row_t32s8"] == 8  # slot_cols, the tenth knob
-    assert slots["sm90.sw_bwd_row_t32"] == 0
+    assert slots["sm90.sw_bwd_col_t32"] == 0
     late = {p.name: p.knobs_ext[2] for p in cake.table_programs(cake.Arch.SM90)}
     assert late["sm90.sw_bwd_both_t32s8r"] == 1  # row_from_tile, the eleventh knob
     waves = [r for r in cake.table_routes(cake.Arch.SM90) if r.wave_rows]
