@@ -7,7 +7,7 @@
 // bit-identical to e4m3_rn_satfinite() on all 65,536 BF16 inputs by the GPU test
 // (kernels/common/swiglu_sigmoid_table.cuh, cake_e4m3_cvt_table).
 //
-// Spec: SPEC-swiglu-mxfp8.md, "MXFP8 block encoding" and "Layouts".
+// Spec: docs/spec/swiglu-mxfp8.md, "MXFP8 block encoding" and "Layouts".
 #pragma once
 #include <stdint.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// SwiGLU + MXFP8 quantization: one kernel body for all six forms (SPEC-swiglu-mxfp8.md).
+// SwiGLU + MXFP8 quantization: one kernel body for all six forms (docs/spec/swiglu-mxfp8.md).
 //
 //   forward   Y[m, k] = bf16(g*s*u),                       O = K output columns
 //   backward  Y[m, k] = bf16((fma(g*s, 1-s, s)*grad)*u)    (dgate, columns [0, K))

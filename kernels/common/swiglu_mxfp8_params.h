@@ -3,7 +3,7 @@
  * swiglu_mxfp8_launch.cc, from the problem and the program's tile knobs), kernels/ reads it; the
  * size is asserted on both sides so they cannot drift.
  *
- * Shapes (O = K forward, 2K backward; spec SPEC-swiglu-mxfp8.md):
+ * Shapes (O = K forward, 2K backward; spec docs/spec/swiglu-mxfp8.md):
  *   in     [M, 2K] bf16 row-major, gate columns [0, K), up columns [K, 2K)
  *   grad   [M, K]  bf16 (backward only)
  *   row_q  [M, O]  e4m3, byte (m, o) at m*O + o

@@ -1,6 +1,6 @@
 // The SwiGLU sigmoid, bit-exact in every program.
 //
-// The exact sequence (SPEC-swiglu-mxfp8.md, "Arithmetic"), the definition of the bits:
+// The exact sequence (docs/spec/swiglu-mxfp8.md, "Arithmetic"), the definition of the bits:
 //   t = g * c                  c = -log2(e), FP32 bits 0xBFB8AA3B, mul.rn
 //   e = ex2.approx.f32(t)      MUFU.EX2 (non-ftz form: subnormal results via a squaring)
 //   d = 1 + e                  add.rn

@@ -73,7 +73,7 @@ Outputs run_forward(cake_handle_t handle, const Inputs &in, const char *program,
 // The special rows are built so that a few elements dominate the norm (row 3's gate at BF16 max
 // makes half its y near 1e38: d/2 elements decide the L2, each allowed its 1 ulp); there every
 // element is held to 1 ulp instead (on the H200, seed 118121613787: 2.03e-3 at d = 64 with every
-// element within 1 ulp, session 10).
+// element within 1 ulp).
 void check_against_reference(const Inputs &in, const Outputs &out, const char *label,
                              bool statistical = true) {
   const NormgateShape &s = in.shape;

@@ -1,4 +1,4 @@
-// Float64 host reference of the normgate spec (SPEC-normgate.md), on the same BF16 inputs.
+// Float64 host reference of the normgate spec (docs/spec/normgate.md), on the same BF16 inputs.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

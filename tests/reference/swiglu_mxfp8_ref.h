@@ -1,4 +1,4 @@
-// Host references of the SwiGLU + MXFP8 family (SPEC-swiglu-mxfp8.md, "Correctness contract").
+// Host references of the SwiGLU + MXFP8 family (docs/spec/swiglu-mxfp8.md, "Guarantees" and "How the tests establish it").
 //
 //  1. The model: exactly the spec's steps in FP32 on the CPU (RN arithmetic, fmaf, RNE to BF16,
 //     the MXFP8 encoder of kernels/common/mxfp8_encode.h). The one step the CPU cannot reproduce,

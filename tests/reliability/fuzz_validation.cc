@@ -38,7 +38,7 @@ namespace {
   std::abort();
 }
 
-// Departures already reported to the owners of lib/ (docs/reliability.md, "Known issues"):
+// Departures already reported to the owners of lib/ (docs/reliability.md, "Regression guards"):
 // printed once and tolerated, so the time-boxed CI run keeps looking for new ones. With
 // REL_FUZZ_STRICT=1 in the environment they abort like any other.
 bool known_issue(const char *id, const char *entry, const std::string &what) {

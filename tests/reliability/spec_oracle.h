@@ -1,5 +1,5 @@
 // An independent checker of the validation and launch rules, written from the specs
-// (SPEC-normgate.md, SPEC-swiglu-mxfp8.md) and the public header, not from lib/api/. The fuzzer
+// (docs/spec/normgate.md, docs/spec/swiglu-mxfp8.md) and the public header, not from lib/api/. The fuzzer
 // and the argument matrix judge the real entry points with it:
 //   - expect_*(): which rules a call breaks, each with the statuses the spec allows for it. A
 //     call that breaks a rule must be rejected with one of them; a call that breaks none must be

@@ -1,4 +1,4 @@
-// Contexts and devices (issue 7, items 5 and 6).
+// Contexts and devices.
 //   - No visible device: a child process with CUDA_VISIBLE_DEVICES="" gets CAKE_STATUS_NO_DEVICE
 //     (or CAKE_STATUS_DRIVER_UNAVAILABLE where there is no driver at all, as in CI) from
 //     cake_create, a NULL handle and a message that says why. Runs everywhere.
@@ -6,7 +6,7 @@
 //     Cake works in the device's primary context whatever context is current, restores the
 //     caller's current context, and a stream that belongs to another context is refused by the
 //     launch: CAKE_STATUS_CUDA_ERROR with the driver's error, nothing written, and the handle
-//     keeps working (docs/reliability.md, "Contexts").
+//     keeps working (docs/reliability.md, "Threads, handles and contexts").
 //   - Two devices (when there are two): a handle per device, each computing the same bytes; a
 //     tensor on the wrong device is run in a child process, and the result recorded.
 // GPU parts skip without a GPU.

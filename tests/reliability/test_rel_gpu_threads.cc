@@ -1,4 +1,4 @@
-// 32 host threads at once (issue 7, item 5), each with its own stream and its own buffers, mixed
+// 32 host threads at once, each with its own stream and its own buffers, mixed
 // operations and shapes (normgate forward, backward in both packages, SwiGLU + MXFP8 forward and
 // backward when present, forced programs, cross-check tables), all on shared handles, while four
 // more threads create and destroy handles of their own. Every result equals the same task run

@@ -1,4 +1,4 @@
-// CUDA graphs (issue 7, item 4): in a fresh process, after cake_create (which loads the
+// CUDA graphs: in a fresh process, after cake_create (which loads the
 // module), the first launching Cake calls happen inside a stream capture in global mode:
 // normgate forward, backward in both packages (BF16 and FP32 dw), and SwiGLU + MXFP8 forward and
 // backward when the library has them. The capture must succeed (an allocation, a module load or

@@ -1,4 +1,4 @@
-// The invalid-argument matrix (issue 7, item 1), host only: one case per validation rule of
+// The invalid-argument matrix, host only: one case per validation rule of
 // both specs through the real entry points, on device-less handles (rel_fake.h). Extends
 // tests/host/test_normgate_validation.cc (which covers the forward's desc rules, the forward's
 // pointers and a first set of backward rules) to every entry point, every pointer and stride,

@@ -1,4 +1,4 @@
-// Large shapes (issue 7, item 7): problems above 2^31 elements, checked where 32-bit indexing
+// Large shapes: problems above 2^31 elements, checked where 32-bit indexing
 // would break. Skips without a GPU, or with the reason when device memory is short.
 //
 // Normgate: d = 128, rows = 2^24 + 2^20 + 3 (2.28e9 elements per tensor; element 2^31 starts row
