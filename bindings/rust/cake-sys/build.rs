@@ -24,11 +24,12 @@ fn find_library() -> Result<(PathBuf, String), String> {
             .output()
             .map_err(|e| format!("{pkg_config} did not run ({e})"))?;
         if !out.status.success() {
-            return Err(format!(
-                "{pkg_config} {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(if err.is_empty() {
+                format!("{pkg_config} finds no cake.pc")
+            } else {
+                format!("{pkg_config}: {err}")
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
