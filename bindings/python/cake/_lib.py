@@ -373,11 +373,10 @@ def load() -> Library:
         if not errors:
             errors.append(f"none beside the package ({_PACKAGE_DIR}), CAKE_LIBRARY unset, and "
                           "the dynamic loader finds no " + " or ".join(_NAMES))
-        raise LibraryNotFoundError(
-            "libcake.so not found: " + "; ".join(errors) + ". Install the cake-kernels wheel "
-            "(it ships the library), set CAKE_LIBRARY to the library's path, or build this "
-            "checkout (cmake -S . -B build && cmake --build build)."
-        )
+        fix = "install the cake-kernels wheel (it ships the library) or set CAKE_LIBRARY"
+        if _checkout_build_dirs():
+            fix += ", or build this checkout (cmake -S . -B build && cmake --build build)"
+        raise LibraryNotFoundError("libcake.so not found: " + "; ".join(errors) + ". To fix: " + fix)
 
 
 def _loaded_path(dll: ctypes.CDLL) -> str | None:
