@@ -68,9 +68,14 @@ import runpy, sys
 ex, site = sys.argv[1:]
 import cake, cake_jax
 sys.argv = [ex]
-runpy.run_path(ex, run_name="__main__")
+code = 0
+try:
+    runpy.run_path(ex, run_name="__main__")
+except SystemExit as e:
+    code = e.code
 for m in ("cake", "cake_jax"):
     assert sys.modules[m].__file__.startswith(site), sys.modules[m].__file__
+sys.exit(code)
 PY
     echo "test-installed.sh: $name: passed ($(tail -n 1 "$work/ex.log"))"
     passed=$((passed + 1))
