@@ -74,4 +74,6 @@ if(BUILD_TESTING)
       -DSOURCE_DIR=${PROJECT_SOURCE_DIR}/cmake/test-consumer -DGENERATOR=${CMAKE_GENERATOR}
       -DCC=${CMAKE_C_COMPILER} -DPKG_CONFIG=${CAKE_PKG_CONFIG} -DLIBDIR=${CMAKE_INSTALL_LIBDIR}
       -DVERSION=${PROJECT_VERSION} -P ${PROJECT_SOURCE_DIR}/cmake/test-consumer/run.cmake)
+  # It runs `cmake --install` of this build folder, as bindings_rust_pkg_config does.
+  set_tests_properties(install_consumer PROPERTIES RESOURCE_LOCK cake_install)
 endif()

@@ -8,8 +8,10 @@
 Importing this module loads libcake_jax.so (the shim) and libcake.so (through the `cake`
 Python package, which finds it), and registers the FFI targets for the "CUDA" platform. The
 Cake handle of each local GPU is created while tracing (prepare()), never in XLA's execute
-stage. The shim is looked for at $CAKE_JAX_LIBRARY, beside this package, then in the CMake
-build directory (<repo>/build/bindings/jax or $CAKE_BUILD_DIR/bindings/jax).
+stage. The shim is looked for at $CAKE_JAX_LIBRARY, beside this package (the cake-kernels
+wheel ships it there), then, only when this module runs from a source checkout, in its CMake
+build (<repo>/build/bindings/jax or $CAKE_BUILD_DIR/bindings/jax). The installed jax and jaxlib
+are checked against the range the shim is built for (cake_jax._jaxlib) before jax is imported.
 """
 
 import ctypes
@@ -19,12 +21,17 @@ import threading
 from pathlib import Path
 from typing import NamedTuple, Optional
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from . import _jaxlib
 
-import cake as _cake
-import cake._lib as _cake_lib
+if _jaxlib.problem():
+    raise ImportError(_jaxlib.problem())
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import cake as _cake  # noqa: E402
+import cake._lib as _cake_lib  # noqa: E402
 
 __all__ = [
     "normgate",
@@ -54,9 +61,11 @@ def _shim_candidates():
     if env:
         return [env]
     out = [str(_HERE / "libcake_jax.so")]
-    if os.environ.get("CAKE_BUILD_DIR"):
-        out.append(str(Path(os.environ["CAKE_BUILD_DIR"]) / "bindings" / "jax" / "libcake_jax.so"))
-    out.append(str(_HERE.parents[2] / "build" / "bindings" / "jax" / "libcake_jax.so"))
+    repo = _HERE.parents[2] if len(_HERE.parents) > 2 else None
+    if repo is not None and (repo / "include" / "cake.h").is_file():  # a source checkout
+        if os.environ.get("CAKE_BUILD_DIR"):
+            out.append(str(Path(os.environ["CAKE_BUILD_DIR"]) / "bindings" / "jax" / "libcake_jax.so"))
+        out.append(str(repo / "build" / "bindings" / "jax" / "libcake_jax.so"))
     return out
 
 
@@ -65,15 +74,16 @@ def _load_shim():
     errors = []
     for cand in _shim_candidates():
         if not os.path.exists(cand):
+            errors.append(f"{cand}: no such file")
             continue
         try:
             return cand, ctypes.CDLL(cand)
         except OSError as e:
             errors.append(f"{cand}: {e}")
     raise _cake.LibraryNotFoundError(
-        "libcake_jax.so not found: build it (cmake -DCAKE_BUILD_JAX_SHIM=ON; see "
-        "bindings/jax/README) or set CAKE_JAX_LIBRARY. Tried: "
-        + ", ".join(_shim_candidates()) + (f" ({'; '.join(errors)})" if errors else ""))
+        "libcake_jax.so not found: " + "; ".join(errors) + ". Install the cake-kernels wheel "
+        "(it ships the shim beside this package), set CAKE_JAX_LIBRARY, or build this checkout "
+        "with the XLA FFI headers (cmake -DCAKE_BUILD_JAX_SHIM=ON; see bindings/jax/README.md).")
 
 
 _SHIM_PATH, _shim = _load_shim()

@@ -1,5 +1,6 @@
-"""JAX tests: run from the checkout (no install). The test modules skip without jax, the shim,
-or a GPU (a skip raised here, in a conftest, would be an error)."""
+"""JAX tests: run from the checkout (no install), or with CAKE_TEST_INSTALLED=1 against the
+installed cake and cake_jax packages (bindings/test-installed.sh). The test modules skip without
+jax, the shim, or a GPU (a skip raised here, in a conftest, would be an error)."""
 
 import os
 import sys
@@ -9,7 +10,10 @@ import pytest
 
 JAX_DIR = Path(__file__).resolve().parents[1]  # bindings/jax
 REPO = JAX_DIR.parents[1]
-sys.path[:0] = [str(REPO / "bindings" / "python"), str(JAX_DIR), str(REPO / "examples" / "jax")]
+if os.environ.get("CAKE_TEST_INSTALLED") == "1":
+    sys.path[:0] = [str(REPO / "examples" / "jax")]
+else:
+    sys.path[:0] = [str(REPO / "bindings" / "python"), str(JAX_DIR), str(REPO / "examples" / "jax")]
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU politely
 
 

@@ -230,6 +230,23 @@ FUNCTIONS = {
 # ---- loading -------------------------------------------------------------------------------
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _NAMES = ("libcake.so.0", "libcake.so")
+#: The ABI this binding declares: CAKE_VERSION_MAJOR of include/cake.h (the SONAME's number).
+ABI_MAJOR = 0
+#: The oldest library this binding loads (functions added later are left undeclared).
+MIN_VERSION = (0, 1, 0)
+
+
+def _checkout_build_dirs() -> list[Path]:
+    """The CMake build folders of the source checkout this package runs from, if it runs from
+    one (bindings/python/cake beside include/cake.h); none for an installed package."""
+    repo = _PACKAGE_DIR.parents[2] if len(_PACKAGE_DIR.parents) > 2 else None
+    if repo is None or not (repo / "include" / "cake.h").is_file():
+        return []
+    out = []
+    if os.environ.get("CAKE_BUILD_DIR"):
+        out.append(Path(os.environ["CAKE_BUILD_DIR"]))
+    out.append(repo / "build")
+    return out
 
 
 def library_candidates() -> list[str]:
@@ -237,24 +254,41 @@ def library_candidates() -> list[str]:
 
     1. $CAKE_LIBRARY: a file, or a directory holding libcake.so.0 / libcake.so (when set, only
        this is tried);
-    2. beside this package (a wheel that ships the library);
-    3. the CMake build directory of a source checkout (<repo>/build/lib), or $CAKE_BUILD_DIR/lib;
-    4. the dynamic loader's own search (LD_LIBRARY_PATH, ldconfig).
+    2. beside this package (the library the cake-kernels wheel ships);
+    3. only when this package runs from a source checkout: its CMake build (<repo>/build/lib,
+       or $CAKE_BUILD_DIR/lib);
+    4. the dynamic loader's own search (LD_LIBRARY_PATH, ldconfig), by the SONAME.
+    Paths that do not exist are left out, so none is reported as tried.
     """
     env = os.environ.get("CAKE_LIBRARY")
     if env:
         p = Path(env)
         return [str(p / n) for n in _NAMES] if p.is_dir() else [str(p)]
     out = [str(_PACKAGE_DIR / n) for n in _NAMES]
-    builds = []
-    if os.environ.get("CAKE_BUILD_DIR"):
-        builds.append(Path(os.environ["CAKE_BUILD_DIR"]))
-    # bindings/python/cake -> repository root
-    builds.append(_PACKAGE_DIR.parents[2] / "build")
-    for b in builds:
+    for b in _checkout_build_dirs():
         out += [str(b / "lib" / n) for n in _NAMES]
-    out += list(_NAMES)  # bare names: the dynamic loader searches
-    return out
+    out = [c for c in out if os.path.exists(c)]
+    return out + list(_NAMES)  # bare names: the dynamic loader searches
+
+
+def _version_error(path: str, dll: ctypes.CDLL) -> str | None:
+    """Why the library at @p path cannot serve this binding (another ABI), or None."""
+    fn = dll.cake_version
+    fn.restype = c_int
+    fn.argtypes = []
+    v = int(fn())
+    found = (v // 10000, v // 100 % 100, v % 100)
+    if found[0] == ABI_MAJOR and found >= MIN_VERSION:
+        return None
+    return (f"{path} is libcake {'.'.join(map(str, found))} (ABI {found[0]}); this cake package "
+            f"{_package_version()} needs ABI {ABI_MAJOR} (libcake.so.{ABI_MAJOR}, version "
+            f"{'.'.join(map(str, MIN_VERSION))} or newer)")
+
+
+def _package_version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 class Library:
@@ -302,7 +336,10 @@ _library: Library | None = None
 
 
 def load() -> Library:
-    """Load libcake.so once (thread-safe) and return it; LibraryNotFoundError if none loads."""
+    """Load libcake.so once (thread-safe) and return it.
+
+    LibraryNotFoundError if none loads, naming each file tried and why; a library of another
+    ABI raises it too (what was found, what is needed), never falls through to another one."""
     global _library
     if _library is not None:
         return _library
@@ -310,29 +347,36 @@ def load() -> Library:
         if _library is not None:
             return _library
         errors = []
-        for cand in library_candidates():
+        candidates = library_candidates()
+        for cand in candidates:
             is_path = os.sep in cand
             if is_path and not os.path.exists(cand):
+                errors.append(f"{cand}: no such file")
                 continue
             try:
                 dll = ctypes.CDLL(cand)
             except OSError as e:
-                errors.append(f"{cand}: {e}")
-                continue
-            if not hasattr(dll, "cake_version"):
-                errors.append(f"{cand}: not libcake (no cake_version)")
-                continue
+                if is_path:
+                    errors.append(f"{cand}: {e}")
+                continue  # a bare name the loader does not find is not an error to report
             path = cand
             if not is_path:  # resolve the file the loader picked
                 path = _loaded_path(dll) or cand
+            if not hasattr(dll, "cake_version"):
+                errors.append(f"{path}: not libcake (no cake_version)")
+                continue
+            why = _version_error(path, dll)
+            if why:
+                raise LibraryNotFoundError(why)
             _library = Library(os.path.realpath(path) if is_path else path, dll)
             return _library
-        tried = "; ".join(errors) if errors else "no candidate exists"
-        raise LibraryNotFoundError(
-            "libcake.so not found. Set CAKE_LIBRARY to its path, build the checkout "
-            "(cmake -S . -B build && cmake --build build), or put it on LD_LIBRARY_PATH. "
-            f"Tried: {', '.join(library_candidates())} ({tried})"
-        )
+        if not errors:
+            errors.append(f"none beside the package ({_PACKAGE_DIR}), CAKE_LIBRARY unset, and "
+                          "the dynamic loader finds no " + " or ".join(_NAMES))
+        fix = "install the cake-kernels wheel (it ships the library) or set CAKE_LIBRARY"
+        if _checkout_build_dirs():
+            fix += ", or build this checkout (cmake -S . -B build && cmake --build build)"
+        raise LibraryNotFoundError("libcake.so not found: " + "; ".join(errors) + ". To fix: " + fix)
 
 
 def _loaded_path(dll: ctypes.CDLL) -> str | None:

@@ -1,8 +1,10 @@
 """Host-only tests of the Python binding: they need libcake.so but no GPU and no driver."""
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -295,7 +297,56 @@ def test_torch_layer_imports_without_gpu():
     assert ct.swizzled_scale_offsets(512, 8)[300, 200 // 32].item() == 2758
 
 
+def _jaxlib_module():
+    """bindings/jax/cake_jax/_jaxlib.py on its own (cake_jax's __init__ needs jax)."""
+    import importlib.util
+
+    path = REPO / "bindings" / "jax" / "cake_jax" / "_jaxlib.py"
+    spec = importlib.util.spec_from_file_location("cake_jax_jaxlib_under_test", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_package_metadata():
-    text = (REPO / "bindings" / "python" / "pyproject.toml").read_text()
+    text = (REPO / "pyproject.toml").read_text()
+    assert re.search(r'^name = "cake-kernels"$', text, re.M)
     assert re.search(r'^version = "%s"' % re.escape(cake.__version__), text, re.M)
     assert HEADER.exists()
+    # The [jax] extra declares the range the shim is built for, in both places alike.
+    j = _jaxlib_module()
+    extra = re.search(r"^jax = \[(.*)\]$", text, re.M).group(1)
+    assert extra == f'"jax{j.REQUIREMENT}", "jaxlib{j.REQUIREMENT}"'
+    assert j.in_range(j.BUILT_AGAINST)
+    fetch = (REPO / "bindings" / "jax" / "fetch-headers.sh").read_text()
+    assert f'version="${{1:-{j.BUILT_AGAINST}}}"' in fetch
+
+
+def test_jaxlib_range():
+    j = _jaxlib_module()
+    assert j.in_range("0.11.2") and j.in_range("0.11.10")
+    assert not j.in_range("0.11.1") and not j.in_range("0.12.0") and not j.in_range("0.12.0rc1")
+    assert not j.in_range("1.0")
+
+
+def test_candidates_name_only_existing_paths(monkeypatch):
+    monkeypatch.delenv("CAKE_LIBRARY", raising=False)
+    for c in L.library_candidates():
+        assert "/" not in c or os.path.exists(c), c
+
+
+def test_another_abi_is_refused_with_what_was_found(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "v.c").write_text("int cake_version(void) { return 10203; }\n")
+    so = tmp_path / "libcake.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(tmp_path / "v.c")], check=True)
+    code = "import cake; cake.version()"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "CAKE_LIBRARY": str(so),
+                            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode != 0
+    assert "LibraryNotFoundError" in last and f"{so} is libcake 1.2.3 (ABI 1)" in last, last
+    assert "needs ABI 0 (libcake.so.0" in last, last

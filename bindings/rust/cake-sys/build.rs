@@ -1,24 +1,70 @@
-//! Links libcake.so from CAKE_LIB_DIR (default: <repo>/build/lib, the CMake build) and tells
-//! dependents which of cake.h's functions that library exports: for each exported `cake_*`
+//! Finds libcake.so, links it, and says which one: an explicit CAKE_LIB_DIR (the folder holding
+//! libcake.so), else pkg-config's `cake` (the cake.pc that `cmake --install` puts in
+//! <prefix>/lib/pkgconfig; PKG_CONFIG_PATH finds a prefix of your own), else a build error that
+//! names both. No other folder is guessed.
+//!
+//! Tells dependents which of cake.h's functions that library exports: for each exported `cake_*`
 //! function `cargo:has_<name>=1`, read by dependents as `DEP_CAKE_HAS_<NAME>` (this package
 //! `links = "cake"`). That lets the `cake` crate build against a library older than the header.
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The folder of libcake.so and a sentence saying how it was found.
+fn find_library() -> Result<(PathBuf, String), String> {
+    if let Some(d) = env::var_os("CAKE_LIB_DIR") {
+        let dir = PathBuf::from(&d);
+        return Ok((dir.clone(), format!("CAKE_LIB_DIR={}", dir.display())));
+    }
+    let pkg_config = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".into());
+    let query = |args: &[&str]| -> Result<String, String> {
+        let out = Command::new(&pkg_config)
+            .args(args)
+            .output()
+            .map_err(|e| format!("{pkg_config} did not run ({e})"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(if err.is_empty() {
+                format!("{pkg_config} finds no cake.pc")
+            } else {
+                format!("{pkg_config}: {err}")
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let libdir = query(&["--variable=libdir", "cake"])?;
+    let version = query(&["--modversion", "cake"])?;
+    let pc_path = env::var("PKG_CONFIG_PATH").unwrap_or_default();
+    Ok((
+        PathBuf::from(&libdir),
+        format!("pkg-config: cake {version} (PKG_CONFIG_PATH={pc_path})"),
+    ))
+}
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CAKE_LIB_DIR");
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG");
     println!("cargo:rerun-if-changed=build.rs");
-    let dir = match env::var_os("CAKE_LIB_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
-            .join("../../../build/lib"),
+    let (dir, how) = match find_library() {
+        Ok(found) => found,
+        Err(why) => panic!(
+            "cake-sys: libcake.so not found: CAKE_LIB_DIR is not set and pkg-config has no \
+             `cake` ({why}). Set CAKE_LIB_DIR to the folder holding libcake.so (a build: \
+             <build>/lib), or install Cake (cmake --install build --prefix P) and add \
+             P/lib/pkgconfig to PKG_CONFIG_PATH."
+        ),
     };
     let dir = dir.canonicalize().unwrap_or(dir);
+    let so = dir.join("libcake.so");
+    if !so.exists() {
+        panic!("cake-sys: {} does not exist (found through {how})", so.display());
+    }
+    println!("cargo:warning=cake-sys: linking {} (found through {how})", so.display());
     println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=dylib=cake");
     println!("cargo:lib_dir={}", dir.display());
-    let so = dir.join("libcake.so");
     println!("cargo:rerun-if-changed={}", so.display());
     match fs::read(&so).ok().and_then(|b| dynamic_symbols(&b)) {
         Some(symbols) => {
@@ -26,10 +72,7 @@ fn main() {
                 println!("cargo:has_{}=1", s);
             }
         }
-        None => println!(
-            "cargo:warning=cannot read {}: build Cake first (cmake --build build) or set CAKE_LIB_DIR",
-            so.display()
-        ),
+        None => panic!("cake-sys: {} is not an ELF64 shared library", so.display()),
     }
 }
 

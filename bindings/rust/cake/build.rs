@@ -1,7 +1,8 @@
 //! Turns cake-sys's report of the linked libcake.so's exports (DEP_CAKE_HAS_<NAME>) into cfgs
 //! `cake_has_<name>` for the functions added after Cake 0.1's first release, and a list for
 //! `cake::library_has`. Also puts the library's directory in the rpath of this package's tests,
-//! so they run from the build tree without LD_LIBRARY_PATH.
+//! so they run from the build tree without LD_LIBRARY_PATH, and compiles the GPU tests in only
+//! where they can run (gpu_tests()).
 use std::env;
 use std::fs;
 use std::path::Path;
@@ -51,5 +52,21 @@ fn main() {
     }
     if let Ok(dir) = env::var("DEP_CAKE_LIB_DIR") {
         println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{dir}");
+    }
+    gpu_tests();
+}
+
+/// cfg `cake_gpu_tests`: the GPU tests are compiled in (else cargo reports them as ignored).
+/// CAKE_GPU_TESTS=1 or 0 decides; unset, an NVIDIA driver on this machine does.
+fn gpu_tests() {
+    println!("cargo:rustc-check-cfg=cfg(cake_gpu_tests)");
+    println!("cargo:rerun-if-env-changed=CAKE_GPU_TESTS");
+    let on = match env::var("CAKE_GPU_TESTS").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => Path::new("/proc/driver/nvidia/version").exists(),
+    };
+    if on {
+        println!("cargo:rustc-cfg=cake_gpu_tests");
     }
 }
