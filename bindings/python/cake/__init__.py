@@ -344,7 +344,7 @@ def swiglu_mxfp8_buffer_sizes(m: int, k: int, backward: bool = False,
 
 
 def swiglu_mxfp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluMxfp8Sizes:
-    """The sizes the spec defines (SPEC-swiglu-mxfp8.md, Layouts), computed here without the
+    """The sizes the spec defines (docs/spec/swiglu-mxfp8.md, Layouts), computed here without the
     library: used for shape inference (fake tensors) where no call may be made."""
     o = 2 * k if backward else k
 

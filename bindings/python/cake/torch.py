@@ -480,7 +480,7 @@ def swiglu_mxfp8_backward(inp: torch.Tensor, grad: torch.Tensor, orientation="ro
 
 def swizzled_scale_offsets(rows: int, cols: int, device=None) -> torch.Tensor:
     """int64 [rows, cols]: byte offset of scale (r, c) in the swizzled 128x4 layout
-    (SPEC-swiglu-mxfp8.md): ((r/128)*(C'/4) + c/4)*512 + (r%32)*16 + ((r%128)/32)*4 + c%4."""
+    (docs/spec/swiglu-mxfp8.md): ((r/128)*(C'/4) + c/4)*512 + (r%32)*16 + ((r%128)/32)*4 + c%4."""
     r = torch.arange(rows, device=device, dtype=torch.int64).view(-1, 1)
     c = torch.arange(cols, device=device, dtype=torch.int64).view(1, -1)
     cp = (cols + 3) // 4 * 4

@@ -1,5 +1,5 @@
-"""PyTorch float64 references and the spec's comparison rules (SPEC-normgate.md,
-SPEC-swiglu-mxfp8.md), shared by the GPU tests and the examples' checks."""
+"""PyTorch float64 references and the spec's comparison rules (docs/spec/normgate.md,
+docs/spec/swiglu-mxfp8.md), shared by the GPU tests and the examples' checks."""
 
 import torch
 

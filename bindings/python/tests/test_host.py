@@ -86,7 +86,7 @@ def test_struct_layouts_match_c_compiler(tmp_path):
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines) + "\n")
     exe = tmp_path / "layout"
-    subprocess.run([cc, "-std=c99", "-I", str(REPO / "include"), str(src), "-o", str(exe)],
+    subprocess.run([cc, "-std=c99", "-DCAKE_EXPERIMENTAL_API", "-I", str(REPO / "include"), str(src), "-o", str(exe)],
                    check=True)
     got = {}
     for line in subprocess.run([str(exe)], check=True, capture_output=True,
@@ -250,7 +250,7 @@ def test_orientation_parse():
 
 # ---- SwiGLU + MXFP8 sizes (no handle needed) -----------------------------------------------
 def test_swiglu_sizes_spec_example():
-    # SPEC-swiglu-mxfp8.md: M=256, K=512 forward.
+    # docs/spec/swiglu-mxfp8.md: M=256, K=512 forward.
     s = cake.swiglu_mxfp8_expected_sizes(256, 512)
     assert (s.out_cols, s.q_bytes, s.row_s_bytes, s.col_s_bytes) == (512, 256 * 512, 4096, 4096)
     b = cake.swiglu_mxfp8_expected_sizes(128, 128, backward=True)

@@ -852,7 +852,7 @@ pub fn table_routes(arch: Arch) -> Result<Vec<TableRoute>> {
     })
 }
 
-/// The sizes SPEC-swiglu-mxfp8.md defines, computed without the library.
+/// The sizes docs/spec/swiglu-mxfp8.md defines, computed without the library.
 pub fn swiglu_mxfp8_expected_sizes(m: i64, k: i64, backward: bool) -> SwigluMxfp8Sizes {
     let o = if backward { 2 * k } else { k };
     let padded = |r: i64, c: i64| (((r + 127) / 128 * 128) * ((c + 3) / 4 * 4)) as usize;

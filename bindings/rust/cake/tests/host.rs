@@ -123,7 +123,7 @@ fn swiglu_sizes_and_layout() {
         (s.out_cols, s.q_bytes, s.row_s_bytes, s.col_s_bytes),
         (512, 256 * 512, 4096, 4096)
     );
-    // SPEC-swiglu-mxfp8.md worked examples (M=256, K=512, forward).
+    // docs/spec/swiglu-mxfp8.md worked examples (M=256, K=512, forward).
     assert_eq!(cake::swizzled_scale_offset(161, 300 / 32, 512 / 32), 3093);
     assert_eq!(cake::swizzled_scale_offset(300, 200 / 32, 256 / 32), 2758);
     let desc = SwigluMxfp8Desc::new(256, 512, Orientation::BOTH);
