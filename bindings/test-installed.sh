@@ -24,6 +24,11 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false
 
 "$py" -m venv --system-site-packages "$work/venv" || { echo "venv failed" >&2; exit 1; }
 vpy="$work/venv/bin/python"
+# Where "$py" is itself a virtual environment (as on machines whose torch lives in one),
+# --system-site-packages reaches only the base interpreter's packages: a .pth file puts the
+# parent's site-packages after the new environment's own, so the wheel still resolves first.
+"$py" -c 'import site, sys; print("\n".join(p for p in site.getsitepackages() if p))' \
+  >"$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/_parent_site.pth"
 shopt -s nullglob
 all=("$wheels"/*.whl)
 ((${#all[@]})) || { echo "no wheels in $wheels" >&2; exit 1; }
