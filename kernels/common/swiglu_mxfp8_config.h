@@ -20,11 +20,9 @@
 //                      and without L1 each half is fetched from L2 on its own)
 //                    2 ld.global.nc.L2::cache_hint with an L2::evict_first policy
 //                      (createpolicy.fractional, 1.0): streamed once, let L2 drop it first
-//   sigmoid_form     0 exact, 1 fast, 2 packed f32x2 (sm_100+, scalar elsewhere); see
-//                    swiglu_sigmoid.cuh
+//   sigmoid_form     1 fast, 2 packed f32x2 (sm_100+, scalar elsewhere); see swiglu_sigmoid.cuh
 //   band_form        0 inline branch, 1 out-of-line call, 2 flagged-pair loop, 3 group guard
-//                    (one running max per 16-gate group, the whole group refixed when hit;
-//                    ignored for sigmoid form 0)
+//                    (one running max per 16-gate group, the whole group refixed when hit)
 //   pipeline         (optional, default 0) 0: each tile's loads issued at the tile's start;
 //                    1: the next tile's loads issued row by row as soon as the current tile's
 //                    row has been computed, so they fly during the rest of phase 1 and phase 2;
@@ -228,7 +226,7 @@ CAKE_HD constexpr bool sw_load_hint_ok(const SwigluKnobs &k) {
   return k.load_hint >= 0 && k.load_hint <= 2;
 }
 CAKE_HD constexpr bool sw_sigmoid_form_ok(const SwigluKnobs &k) {
-  return k.sigmoid_form >= 0 && k.sigmoid_form <= 2;
+  return k.sigmoid_form == 1 || k.sigmoid_form == 2;
 }
 CAKE_HD constexpr bool sw_band_form_ok(const SwigluKnobs &k) {
   return k.band_form >= 0 && k.band_form <= 3;
@@ -236,9 +234,12 @@ CAKE_HD constexpr bool sw_band_form_ok(const SwigluKnobs &k) {
 CAKE_HD constexpr bool sw_pipeline_ok(const SwigluKnobs &k) {
   return k.pipeline >= 0 && k.pipeline <= kSwMaxStages;
 }
-// Staged: the ring's copies are whole 16-byte vectors a thread.
-CAKE_HD constexpr bool sw_stage_copies_ok(const SwigluKnobs &k) {
-  return sw_stages(k) == 0 || sw_stage_vecs(k) % k.threads == 0;
+// Staged: a thread copies one 16-byte vector of every threads/row_vecs-th tile row, so threads
+// is a multiple of a tile row's vectors and threads/row_vecs divides tile_rows (every copy a
+// fixed offset; the ring's copies are then whole vectors a thread).
+CAKE_HD constexpr bool sw_stage_rows_ok(const SwigluKnobs &k) {
+  return sw_stages(k) == 0 || (k.threads % sw_row_vecs(k) == 0 &&
+                               k.tile_rows % (k.threads / sw_row_vecs(k)) == 0);
 }
 CAKE_HD constexpr bool sw_group_rows_ok(const SwigluKnobs &k) {
   return k.group_rows >= -2 && k.group_rows != -1 && k.group_rows <= kSwMaxGroupRows;
@@ -260,7 +261,7 @@ CAKE_HD constexpr bool sw_knobs_ok(const SwigluKnobs &k) {
          sw_slot_cols_unstaged_ok(k) && sw_row_from_tile_ok(k) && sw_slots_ok(k) &&
          sw_colwise_rows_ok(k) && sw_col_lanes_ok(k) && sw_static_smem_ok(k) &&
          sw_col_items_ok(k) && sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) &&
-         sw_band_form_ok(k) && sw_pipeline_ok(k) && sw_stage_copies_ok(k) &&
+         sw_band_form_ok(k) && sw_pipeline_ok(k) && sw_stage_rows_ok(k) &&
          sw_group_rows_ok(k) && sw_tile_pairs_ok(k) && sw_staged_scales_ok(k) &&
          sw_staged_row_scales_ok(k);
 }
@@ -323,7 +324,6 @@ struct SwigluCfg {
   static constexpr int kOps = static_cast<int>(sw_ops(kForm_));
   static constexpr int kRowVecs = static_cast<int>(sw_row_vecs(kKnobs));
   static constexpr int kStageVecs = static_cast<int>(sw_stage_vecs(kKnobs));
-  static constexpr int kCopies = kStageVecs / kThreads;         // cp.async per thread and tile
 
   static_assert(sw_form_valid(kForm_), "form");
   static_assert(sw_threads_ok(kKnobs), "threads: whole warps, at most 1024");
@@ -339,11 +339,12 @@ struct SwigluCfg {
   static_assert(sw_static_smem_ok(kKnobs), "colwise tile exceeds 48 KiB of static smem");
   static_assert(sw_col_items_ok(kKnobs), "phase 2 items: whole warps");
   static_assert(sw_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
-  static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 0, 1 or 2");
+  static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 (fast) or 2 (packed)");
   static_assert(sw_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");
   static_assert(sw_pipeline_ok(kKnobs), "pipeline is 0, 1 or 2..8 stages");
-  static_assert(sw_stage_copies_ok(kKnobs),
-                "staged: a tile's 16-byte input vectors must be a multiple of threads");
+  static_assert(sw_stage_rows_ok(kKnobs),
+                "staged: threads a multiple of tile_cols/8, and threads/(tile_cols/8) dividing "
+                "tile_rows");
   static_assert(sw_group_rows_ok(kKnobs), "group_rows is 0..4096, or -2 (tile pairs)");
   static_assert(sw_tile_pairs_ok(kKnobs),
                 "tile pairs (group_rows -2): staged colwise or both programs only");

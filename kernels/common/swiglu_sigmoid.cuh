@@ -21,8 +21,8 @@
 // there; the call made ptxas spill around it). The GPU test checks all 65,536 BF16 gates in every
 // sigmoid form x band form against the exact sequence (cake_sigmoid_table_exact).
 //
-// Sigmoid forms (program knob sigmoid_form):
-//   0 exact   the sequence above per element; the band form is ignored.
+// Sigmoid forms (program knob sigmoid_form), both the fast form with the band path: the same
+// bits as the exact sequence per element, without its slow-path branch on every value:
 //   1 fast    scalar fast form + guard + band path.
 //   2 packed  like 1 with the FP32 arithmetic in packed f32x2 (mul/add/fma.rn.f32x2) where the
 //             architecture has it (sm_100+); elsewhere the scalar ops, which give the same bits
@@ -47,7 +47,7 @@
 namespace cake {
 namespace swiglu {
 
-enum SigmoidForm : int { kSigExact = 0, kSigFast = 1, kSigPacked = 2 };
+enum SigmoidForm : int { kSigFast = 1, kSigPacked = 2 };
 enum BandForm : int { kBandInline = 0, kBandCall = 1, kBandLoop = 2, kBandGroup = 3 };
 
 constexpr uint32_t kNegLog2eBits = 0xBFB8AA3Bu;  // -log2(e) rounded to FP32
@@ -101,7 +101,7 @@ __device__ __forceinline__ float rcp_approx_ftz(float d) {
 #endif
 }
 
-// The exact sequence: the definition of the sigmoid bits.
+// The exact sequence: the definition of the sigmoid bits (the GPU test's reference table).
 __device__ __forceinline__ float sigmoid_exact(float g) {
   const float t = __fmul_rn(g, neg_log2e());
   const float e = ex2_approx(t);
@@ -141,7 +141,7 @@ __device__ __forceinline__ float rcp_rn_nocall(float d) {
 }
 
 // The exact sequence's bits without the rcp.rn subroutine call: what the band paths recompute
-// flagged pairs with (sigmoid form 0 keeps the literal rcp.rn.f32).
+// flagged pairs with (sigmoid_exact(), the reference table's, keeps the literal rcp.rn.f32).
 __device__ __forceinline__ float sigmoid_band(float g) {
   const float t = __fmul_rn(g, neg_log2e());
   const float e = ex2_approx(t);
@@ -263,24 +263,20 @@ __device__ __forceinline__ bool sigmoid_fast_pair(float2 g, float2 &s) {
   return sigmoid_fast_pair_guard<kSig>(g, s) >= kGuardBits;
 }
 
-// Sigmoid of one pair in a per-pair form: the exact sequence (kSig = 0), or the fast form with
-// the flagged pair recomputed inline (band 0) or by an out-of-line call (band 1).
+// Sigmoid of one pair in a per-pair form: the fast form with the flagged pair recomputed inline
+// (band 0) or by an out-of-line call (band 1).
 template <int kSig, int kBand>
 __device__ __forceinline__ float2 sigmoid_pair(float2 g) {
-  static_assert(kSig >= kSigExact && kSig <= kSigPacked, "sigmoid_form is 0, 1 or 2");
+  static_assert(kSig == kSigFast || kSig == kSigPacked, "sigmoid_form is 1 or 2");
   static_assert(kBand == kBandInline || kBand == kBandCall, "per-pair band forms are 0 and 1");
-  if constexpr (kSig == kSigExact) {
-    return make_float2(sigmoid_exact(g.x), sigmoid_exact(g.y));
+  float2 s;
+  const bool flagged = sigmoid_fast_pair<kSig>(g, s);
+  if constexpr (kBand == kBandInline) {
+    if (flagged) s = make_float2(sigmoid_band(g.x), sigmoid_band(g.y));
   } else {
-    float2 s;
-    const bool flagged = sigmoid_fast_pair<kSig>(g, s);
-    if constexpr (kBand == kBandInline) {
-      if (flagged) s = make_float2(sigmoid_band(g.x), sigmoid_band(g.y));
-    } else {
-      if (flagged) s = sigmoid_exact_pair_call(g.x, g.y);
-    }
-    return s;
+    if (flagged) s = sigmoid_exact_pair_call(g.x, g.y);
   }
+  return s;
 }
 
 __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
@@ -290,7 +286,7 @@ __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
 // The sigmoid of NP pairs of BF16 gates (packed two per word, lo first), handed pair by pair to
 // emit(j, g, s) (j a compile-time index after unrolling; g and s as float2). Every program and the
 // table kernels go through here.
-//   exact, band 0, band 1: pair j is computed (and fixed) and emitted in turn;
+//   band 0, band 1: pair j is computed (and fixed) and emitted in turn;
 //   band 2 (loop): the fast form is emitted for every pair while a bitmask collects the flagged
 //   ones (band 3: while one running max says whether any is flagged; then all are refixed);
 //   then one loop visits only the set bits and calls refix(j) (j a run-time index), which
@@ -302,11 +298,11 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
                                                       Refix &&refix) {
   static_assert(NP >= 1 && NP <= 32, "up to 32 pairs");
   static_assert(kBand >= kBandInline && kBand <= kBandGroup, "band_form is 0, 1, 2 or 3");
-  if constexpr (kSig == kSigExact || kBand == kBandInline || kBand == kBandCall) {
+  if constexpr (kBand == kBandInline || kBand == kBandCall) {
 #pragma unroll
     for (int j = 0; j < NP; ++j) {
       const float2 g = bf16x2_to_float2(gw[j]);
-      emit(j, g, sigmoid_pair<kSig, kSig == kSigExact ? kBandInline : kBand>(g));
+      emit(j, g, sigmoid_pair<kSig, kBand>(g));
     }
   } else {
     uint32_t flagged = 0;

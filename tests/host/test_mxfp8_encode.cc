@@ -266,6 +266,7 @@ cake_program_desc program(int form, uint32_t threads, uint32_t ctas, int tr, int
   p.knobs[cake::kSwTileRows] = tr;
   p.knobs[cake::kSwTileCols] = tc;
   p.knobs[cake::kSwRowsPerThread] = rpt;
+  p.knobs[cake::kSwSigmoidForm] = 1;  // fast
   return p;
 }
 
@@ -278,6 +279,16 @@ void test_launch(void **) {
   assert_false(cake::swiglu_mxfp8_program_ok(program(CAKE_SW_FWD_ROW, 256, 4, 1, 48, 1)));
   assert_false(cake::swiglu_mxfp8_program_ok(program(CAKE_SW_FWD_ROW, 96, 4, 1, 4096, 1)));
   assert_false(cake::swiglu_mxfp8_program_ok(program(CAKE_SW_BWD_BOTH, 256, 4, 128, 128, 1)));
+  // sigmoid_form: 1 (fast) or 2 (packed); no kernel computes the exact sequence per element.
+  cake_program_desc sig = both;
+  for (int f : {1, 2}) {
+    sig.knobs[cake::kSwSigmoidForm] = f;
+    assert_true(cake::swiglu_mxfp8_program_ok(sig));
+  }
+  for (int f : {0, 3, -1}) {
+    sig.knobs[cake::kSwSigmoidForm] = f;
+    assert_false(cake::swiglu_mxfp8_program_ok(sig));
+  }
 
   assert_int_equal(cake::swiglu_mxfp8_tiles(row, 16384, 7168), 16384 * 2);
   cake::LaunchShape s = cake::swiglu_mxfp8_launch_shape(row, 16384, 7168, 132);
@@ -360,6 +371,15 @@ void test_launch(void **) {
   assert_false(cake::swiglu_mxfp8_program_ok(nine));
   nine.knobs[cake::kSwPipeline] = 8;
   assert_true(cake::swiglu_mxfp8_program_ok(nine));
+  // A staged thread copies one vector of every threads/(tile_cols/8)-th row: 128 threads on
+  // 2048 columns (256 vectors a row) do not cover a row, on 1024 they take two rows a step.
+  cake_program_desc thin = program(CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1);
+  assert_true(cake::swiglu_mxfp8_program_ok(thin));  // unstaged
+  thin.knobs[cake::kSwPipeline] = 2;
+  assert_false(cake::swiglu_mxfp8_program_ok(thin));
+  thin = program(CAKE_SW_FWD_ROW, 128, 4, 2, 1024, 1);
+  thin.knobs[cake::kSwPipeline] = 2;
+  assert_true(cake::swiglu_mxfp8_program_ok(thin));
 
   // col_lanes: phase 2's lanes a column pair, 0 (= 2) or a power of two 2..32 that divides the
   // tile's 16-row chunks; colwise and both forms only (rowwise programs have no phase 2).

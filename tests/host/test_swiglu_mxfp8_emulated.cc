@@ -31,23 +31,23 @@ extern "C" {
 // sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid, band,
 // pipeline, group_rows[, col_lanes[, slot_cols[, row_from_tile]]]
 #define EMU_PROGRAMS(X)                                         \
-  X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
+  X(fr_a, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 2, 0, 0, 0)   \
   X(fr_b, CAKE_SW_FWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 0, 0, 0)   \
   X(fr_c, CAKE_SW_FWD_ROW, 64, 8, 4, 512, 1, 2, 2, 2, 0, 0)     \
   X(fr_d, CAKE_SW_FWD_ROW, 32, 8, 2, 256, 1, 0, 1, 1, 0, 0)     \
   X(fc_a, CAKE_SW_FWD_COL, 128, 4, 32, 64, 1, 0, 1, 0, 0, 0)    \
   X(fc_b, CAKE_SW_FWD_COL, 128, 4, 64, 64, 2, 1, 2, 1, 0, 0)    \
-  X(fc_c, CAKE_SW_FWD_COL, 64, 12, 32, 32, 1, 0, 0, 0, 0, 0)    \
+  X(fc_c, CAKE_SW_FWD_COL, 64, 12, 32, 32, 1, 0, 2, 0, 0, 0)    \
   X(fc_d, CAKE_SW_FWD_COL, 32, 8, 32, 128, 1, 2, 1, 2, 0, 0)    \
   X(fb_a, CAKE_SW_FWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2, 0, 0)  \
   X(fb_b, CAKE_SW_FWD_BOTH, 64, 12, 32, 32, 1, 0, 2, 0, 0, 0)   \
-  X(fb_c, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 0, 0, 0, 0)    \
-  X(br_a, CAKE_SW_BWD_ROW, 128, 4, 1, 2048, 1, 0, 0, 0, 0, 0)   \
+  X(fb_c, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 0, 2, 0, 0, 0)    \
+  X(br_a, CAKE_SW_BWD_ROW, 128, 4, 1, 2048, 1, 0, 2, 0, 0, 0)   \
   X(br_b, CAKE_SW_BWD_ROW, 128, 4, 2, 2048, 2, 1, 1, 1, 0, 0)   \
   X(br_c, CAKE_SW_BWD_ROW, 64, 12, 32, 32, 1, 0, 2, 2, 0, 0)    \
   X(bc_a, CAKE_SW_BWD_COL, 128, 4, 32, 64, 1, 0, 1, 0, 0, 0)    \
   X(bc_b, CAKE_SW_BWD_COL, 64, 12, 32, 32, 1, 2, 2, 1, 0, 0)    \
-  X(bc_c, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 0, 0, 0, 0)     \
+  X(bc_c, CAKE_SW_BWD_COL, 64, 4, 64, 32, 2, 0, 2, 0, 0, 0)     \
   X(bb_a, CAKE_SW_BWD_BOTH, 128, 4, 32, 128, 1, 1, 1, 2, 0, 0)  \
   X(bb_b, CAKE_SW_BWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 0, 0, 0)   \
   X(bb_c, CAKE_SW_BWD_BOTH, 128, 2, 64, 64, 2, 0, 2, 1, 0, 0)   \
@@ -70,13 +70,13 @@ extern "C" {
   X(br_r, CAKE_SW_BWD_ROW, 64, 4, 4, 256, 1, 1, 1, 1, 0, 5)     \
   X(bc_r, CAKE_SW_BWD_COL, 64, 4, 32, 32, 1, 1, 1, 1, 1, 3)     \
   X(bb_r, CAKE_SW_BWD_BOTH, 64, 4, 32, 32, 1, 1, 1, 2, 0, 2)   \
-  X(fr_s, CAKE_SW_FWD_ROW, 128, 4, 1, 2048, 1, 0, 1, 0, 2, 0)   \
+  X(fr_s, CAKE_SW_FWD_ROW, 128, 4, 2, 1024, 1, 0, 1, 0, 2, 0)   \
   X(fr_t, CAKE_SW_FWD_ROW, 128, 4, 16, 256, 2, 0, 1, 3, 3, 0)   \
   X(fc_t, CAKE_SW_FWD_COL, 128, 2, 64, 64, 2, 0, 1, 3, 2, 32)   \
   X(fc_u, CAKE_SW_FWD_COL, 32, 4, 32, 32, 1, 0, 2, 2, 4, 3)     \
   X(fb_t, CAKE_SW_FWD_BOTH, 256, 2, 64, 128, 2, 0, 1, 3, 3, 0)  \
   X(br_t, CAKE_SW_BWD_ROW, 128, 3, 16, 256, 2, 0, 1, 1, 3, 0)   \
-  X(br_u, CAKE_SW_BWD_ROW, 64, 4, 2, 512, 1, 0, 0, 0, 2, 0)     \
+  X(br_u, CAKE_SW_BWD_ROW, 64, 4, 2, 512, 1, 0, 2, 0, 2, 0)     \
   X(bc_t, CAKE_SW_BWD_COL, 128, 2, 64, 64, 2, 0, 1, 1, 3, 8)    \
   X(fc_p2, CAKE_SW_FWD_COL, 64, 4, 32, 32, 1, 0, 1, 3, 2, -2)   \
   X(fb_p2, CAKE_SW_FWD_BOTH, 128, 2, 64, 64, 2, 0, 1, 3, 3, -2) \
@@ -107,7 +107,7 @@ extern "C" {
   X(fr_s8, CAKE_SW_FWD_ROW, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
   X(fr_s8b, CAKE_SW_FWD_ROW, 64, 4, 32, 64, 2, 0, 1, 2, 1, 0, 0, 8) \
   X(fc_s8, CAKE_SW_FWD_COL, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
-  X(fc_s8b, CAKE_SW_FWD_COL, 64, 8, 64, 64, 2, 0, 0, 0, 1, 0, 0, 8) \
+  X(fc_s8b, CAKE_SW_FWD_COL, 64, 8, 64, 64, 2, 0, 2, 0, 1, 0, 0, 8) \
   X(fb_s8, CAKE_SW_FWD_BOTH, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
   X(fb_s8b, CAKE_SW_FWD_BOTH, 64, 4, 64, 32, 2, 1, 2, 2, 0, 3, 0, 8) \
   X(br_s8, CAKE_SW_BWD_ROW, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8) \
@@ -117,7 +117,7 @@ extern "C" {
   X(fb_rt, CAKE_SW_FWD_BOTH, 128, 6, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8, 1) \
   X(bb_rt, CAKE_SW_BWD_BOTH, 128, 5, 32, 32, 1, 0, 1, 3, 0, 0, 0, 8, 1) \
   X(fb_rt2, CAKE_SW_FWD_BOTH, 64, 4, 64, 64, 2, 1, 2, 2, 1, 3, 0, 0, 1) \
-  X(bb_rt2, CAKE_SW_BWD_BOTH, 64, 4, 32, 64, 1, 0, 0, 0, 0, 0, 2, 0, 1)
+  X(bb_rt2, CAKE_SW_BWD_BOTH, 64, 4, 32, 64, 1, 0, 2, 0, 0, 0, 2, 0, 1)
 
 #define EMU_INSTANTIATE(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, ...) \
   CAKE_SWIGLU_PROGRAM(sym, form, threads, ctas, tr, tc, rpt, hint, sig, band, __VA_ARGS__)
