@@ -1,5 +1,6 @@
-"""Host tests of bench/peers/peers.py's bookkeeping (no GPU, no torch): how it picks the best
-peer, pairs Cake with it, derives fwd + bwd, and alternates the graphs of a round.
+"""Host tests of bench/peers/peers.py's modules (no GPU, no torch): how the bookkeeping picks the
+best peer, pairs Cake with it and derives fwd + bwd, how the graph timer alternates the graphs of
+a round, the phases' priority order, and that the entry point parses its options without torch.
 Run: python3 -m unittest discover -s bench/tests (or python3 -m pytest bench/tests)."""
 
 import os
@@ -9,7 +10,10 @@ import unittest
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "peers"))
+import bookkeeping  # noqa: E402
+import graph_timer  # noqa: E402
 import peers  # noqa: E402
+import phases  # noqa: E402
 
 
 def stat(us, rounds=None):
@@ -49,12 +53,12 @@ class PeersBookkeeping(unittest.TestCase):
         ]
 
     def test_best_table_skips_cake_and_failures(self):
-        best = {(b["op"]): b for b in peers.best_table(self.results())}
+        best = {(b["op"]): b for b in bookkeeping.best_table(self.results())}
         self.assertEqual(best["fwdg"]["peer"], "B")
         self.assertEqual(best["bwdg"]["peer"], "A")
 
     def test_fwd_bwd_pairs_cake_packages_with_cake_forward(self):
-        derived = {d["peer"]: d for d in peers.derive_fwd_bwd(self.results())}
+        derived = {d["peer"]: d for d in bookkeeping.derive_fwd_bwd(self.results())}
         self.assertEqual(set(derived), {"Cake nondet", "Cake det", "A", "B"})
         self.assertAlmostEqual(derived["Cake nondet"]["time"]["median_us"], 14.0)
         self.assertAlmostEqual(derived["Cake det"]["time"]["median_us"], 15.0)
@@ -64,8 +68,8 @@ class PeersBookkeeping(unittest.TestCase):
 
     def test_cake_vs_best_peer_uses_the_best_peers_rounds(self):
         res = self.results()
-        res += peers.derive_fwd_bwd(res)
-        v = {(x["op"], x["cake"]): x for x in peers.cake_vs_best_peer(res)}
+        res += bookkeeping.derive_fwd_bwd(res)
+        v = {(x["op"], x["cake"]): x for x in bookkeeping.cake_vs_best_peer(res)}
         # fwdg: B is best (7.5 us); its paired speedup, not A's.
         self.assertEqual(v[("fwdg", "Cake")]["peer"], "B")
         self.assertAlmostEqual(v[("fwdg", "Cake")]["speedup"], 0.96)
@@ -83,7 +87,7 @@ class PeersBookkeeping(unittest.TestCase):
 
 
 class FakeTorch:
-    """Just enough of torch for peers.GraphTimer: a clock that graph replays advance."""
+    """Just enough of torch for graph_timer.GraphTimer: a clock that graph replays advance."""
 
     def __init__(self):
         self.now = 0.0
@@ -137,7 +141,7 @@ class FakeGraph:
 class GraphTimerRounds(unittest.TestCase):
     def test_rounds_alternate_order_and_stay_aligned(self):
         torch = FakeTorch()
-        timer = peers.GraphTimer(torch, 2.0, rounds=4, iters=3, warmup=1)
+        timer = graph_timer.GraphTimer(torch, 2.0, rounds=4, iters=3, warmup=1)
         a = FakeGraph(torch, "a", 0.010)
         b = FakeGraph(torch, "b", 0.020)
         sa, sb = timer.time_graphs([a, b])
@@ -152,11 +156,45 @@ class GraphTimerRounds(unittest.TestCase):
         # The first replay after a synchronisation is slow (the round's first graph): with the
         # order reversed every other round both graphs take it equally often.
         torch = FakeTorch()
-        timer = peers.GraphTimer(torch, 2.0, rounds=2, iters=1, warmup=0)
+        timer = graph_timer.GraphTimer(torch, 2.0, rounds=2, iters=1, warmup=0)
         a = FakeGraph(torch, "a", 0.010, first_penalty_ms=0.005)
         b = FakeGraph(torch, "b", 0.010, first_penalty_ms=0.005)
         sa, sb = timer.time_graphs([a, b])
         self.assertEqual(sorted(sa["round_medians_us"]), sorted(sb["round_medians_us"]))
+
+
+class Args:
+    def __init__(self, family="all"):
+        self.family = family
+
+
+class PhaseOrder(unittest.TestCase):
+    def test_cake_first_then_default_mode_then_the_other_modes(self):
+        order = phases.phase_list(Args(), {"fla", "mamba", "compile", "cake"},
+                                  ["default", "max-autotune-no-cudagraphs"], cake=object())
+        self.assertEqual(order, [
+            ("normgate", "cake"), ("swiglu", "cake"),
+            ("normgate", "fla"), ("normgate", "mamba"), ("normgate", "compile:default"),
+            ("swiglu", "default"),
+            ("normgate", "compile:max-autotune-no-cudagraphs"),
+            ("swiglu", "max-autotune-no-cudagraphs")])
+
+    def test_no_cake_phase_without_the_binding_and_one_family(self):
+        order = phases.phase_list(Args("swiglu"), {"compile", "cake"}, ["default"], cake=None)
+        self.assertEqual(order, [("swiglu", "default")])
+
+
+class EntryPoint(unittest.TestCase):
+    def test_quick_fills_the_short_shape_lists(self):
+        argv = sys.argv
+        sys.argv = ["peers.py", "--quick", "--rounds", "7"]
+        try:
+            a = peers.parse_args()
+        finally:
+            sys.argv = argv
+        self.assertEqual((a.ng_shapes, a.sw_shapes, a.rounds, a.iters),
+                         ("3534x48,260x48", "128x128,4096x2048", 3, 10))
+        self.assertEqual(a.forms.split(","), peers.SW_FORMS)
 
 
 if __name__ == "__main__":
