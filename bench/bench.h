@@ -46,6 +46,9 @@ class Bench {
   void record_ab(const std::string &family, const std::string &op, const std::string &shape,
                  const std::string &package, const std::string &label_a,
                  const std::string &label_b, const std::vector<Stat> &st);
+  // A row that could not run (shape too large for free memory, op not in the build): printed
+  // after the row's heading and kept in the report with its reason.
+  void record_skipped(Row r, const std::string &why);
   // One routing-check row from the timings of every serving program, the routed one last.
   void record_route(RouteRow rr, const std::vector<const char *> &progs,
                     const std::vector<Stat> &st, const std::string &err);

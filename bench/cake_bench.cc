@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "bench.h"
 
@@ -133,6 +134,13 @@ void Bench::record_ab(const std::string &family, const std::string &op,
   std::printf("A %.3f us  B %.3f us  A/B %.4f [%.4f, %.4f]%s\n", st[0].median_us,
               st[1].median_us, ab.ratio, ab.ratio_lo, ab.ratio_hi, ab.note.empty() ? "" : " *");
   ab_rows_.push_back(ab);
+}
+
+void Bench::record_skipped(Row r, const std::string &why) {
+  r.status = "skipped";
+  r.note = why;
+  std::printf("skipped: %s\n", why.c_str());
+  rows_.push_back(std::move(r));
 }
 
 void Bench::record_route(RouteRow rr, const std::vector<const char *> &progs,

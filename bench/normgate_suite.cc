@@ -81,10 +81,7 @@ void Bench::normgate_op(NormgateWorkload &wl, const NgShape &s, const NgOpDef &d
               r.package.c_str());
   std::fflush(stdout);
   if (!ready) {
-    r.status = "skipped";
-    r.note = why;
-    std::printf("skipped: %s\n", why.c_str());
-    rows_.push_back(r);
+    record_skipped(r, why);
     return;
   }
   // The A side (and, for A/B, the B side): calls, each with its program where forced.

@@ -37,10 +37,7 @@ void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &
   std::printf("  swiglu   %-9s %-12s ", r.op.c_str(), r.shape.c_str());
   std::fflush(stdout);
   if (!ready) {
-    r.status = "skipped";
-    r.note = why;
-    std::printf("skipped: %s\n", why.c_str());
-    rows_.push_back(r);
+    record_skipped(r, why);
     return;
   }
   std::string err;

@@ -23,27 +23,14 @@ APT_PKGS=(cmake g++ ninja-build libcmocka-dev pkg-config)
 
 log() { echo "install-deps.sh: $*" >&2; }
 die() { echo "install-deps.sh: error: $*" >&2; exit 1; }
+# shellcheck source=tools/apt-install-missing.sh
+source "$HERE/apt-install-missing.sh"
 
 [[ "$(id -u)" == 0 ]] || die "run as root (it installs Debian packages)"
 start=$SECONDS
 
 "$PY" -m pip --version >/dev/null 2>&1 || APT_PKGS+=(python3-pip)
-missing=()
-for p in "${APT_PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  log "apt-get install ${missing[*]}"
-  aptlog="$(mktemp)"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
-      >"$aptlog" 2>&1; then
-    tail -n 20 "$aptlog" >&2
-    rm -f "$aptlog"
-    die "apt-get failed for: ${missing[*]}"
-  fi
-  rm -f "$aptlog"
-fi
+apt_install_missing "${APT_PKGS[@]}"
 
 for t in cmake g++ ninja pkg-config; do
   command -v "$t" >/dev/null 2>&1 || die "$t is not on PATH after install"

@@ -36,6 +36,8 @@ JAXLIB_VERSION="$(sed -n 's/^BUILT_AGAINST = "\(.*\)"/\1/p' "$REPO/bindings/jax/
 
 log() { echo "install-dev-tools.sh: $*" >&2; }
 die() { echo "install-dev-tools.sh: error: $*" >&2; exit 1; }
+# shellcheck source=tools/apt-install-missing.sh
+source "$HERE/apt-install-missing.sh"
 
 [[ "$(id -u)" == 0 ]] || die "run as root (it installs Debian packages)"
 [[ -n "$JAXLIB_VERSION" ]] || die "no BUILT_AGAINST in bindings/jax/cake_jax/_jaxlib.py"
@@ -45,22 +47,7 @@ start=$SECONDS
 probe="$(mktemp -d)"
 "$PY" -m venv "$probe/v" >/dev/null 2>&1 || APT_PKGS+=(python3-venv)
 rm -rf "$probe"
-missing=()
-for p in "${APT_PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  log "apt-get install ${missing[*]}"
-  aptlog="$(mktemp)"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
-      >"$aptlog" 2>&1; then
-    tail -n 20 "$aptlog" >&2
-    rm -f "$aptlog"
-    die "apt-get failed for: ${missing[*]}"
-  fi
-  rm -f "$aptlog"
-fi
+apt_install_missing "${APT_PKGS[@]}"
 
 # --- the tools' virtual environment -----------------------------------------------------------
 pins_text() { printf '%s\n' "${PINS[@]}"; }

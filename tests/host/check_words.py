@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails when the tree's product folders speak of how the work was done rather than what it is:
-words that count rounds of work ("session", "run 7", "runs 3-5") or point at the tracker
-("issue 12", "#12"). Provenance of a measurement is its date, device, commit and command.
+words that count rounds of work (the name of a working period, a numbered trial or a range
+of them) or point at the tracker (a numbered ticket, "#12"); the patterns are below.
+Provenance of a measurement is its date, device, commit and command.
 
   check_words.py REPO_ROOT      exit 1 and list file:line: text for every match
 
@@ -19,11 +20,13 @@ FILES = ["README.md"]
 
 # Built from pieces so that this file does not match itself.
 S = "ses" + "sion"
+R = "r" + "un"
+T = "is" + "sue"
 BANNED = re.compile(
     r"\b" + S + r"|"                                  # any word starting so
-    r"\brun[ _-]?\d+\b|"                              # run 7, run6, run_2
-    r"\bruns \d+(?:\s*(?:-|,|and)\s*\d+)+\b(?![\d%])|"  # runs 3-5, runs 1, 2 (not "runs 3-6%")
-    r"\bissues?[ _-]?#?\d+\b|"                         # issue 12, issue #12
+    r"\b" + R + r"[ _-]?\d+\b|"                          # a numbered trial, also joined by _ or -
+    r"\b" + R + r"s \d+(?:\s*(?:-|,|and)\s*\d+)+\b(?![\d%])|"  # a list or range of them (not a percentage)
+    r"\b" + T + r"s?[ _-]?#?\d+\b|"                     # a numbered ticket
     r"(?<![\w&/])#\d{1,4}\b",                          # #12 (not &#12; nor a URL fragment)
     re.IGNORECASE)
 # The only legitimate uses: removed from a line before it is matched.
