@@ -87,6 +87,7 @@ typedef enum cake_arch {
 typedef enum cake_dtype {
   CAKE_DTYPE_BF16 = 1,
   CAKE_DTYPE_F32 = 2,
+  CAKE_DTYPE_F16 = 3,
 } cake_dtype_t;
 
 /** Opaque handle: one device, its primary context, and the loaded program table. */
@@ -271,6 +272,19 @@ typedef enum cake_normgate_flags {
   CAKE_NORMGATE_DW_SKIP = 2,       /**< Do not compute dw (dw may be NULL). */
 } cake_normgate_flags_t;
 
+/** The gate function a(z) of a normgate call. */
+typedef enum cake_normgate_gate {
+  CAKE_NORMGATE_GATE_SILU = 0,    /**< a(z) = z * sigmoid(z) (the default). */
+  CAKE_NORMGATE_GATE_SIGMOID = 1, /**< a(z) = sigmoid(z). */
+  CAKE_NORMGATE_GATE_NONE = 2,    /**< No gate: y = rmsnorm_G(x) * w; z and dz are not used. */
+} cake_normgate_gate_t;
+
+/** Where the gate applies relative to the normalisation. */
+typedef enum cake_normgate_placement {
+  CAKE_NORMGATE_GATE_AFTER_NORM = 0,  /**< y = rmsnorm_G(x) * w * a(z) (the default). */
+  CAKE_NORMGATE_GATE_BEFORE_NORM = 1, /**< y = rmsnorm_G(x * a(z)) * w. */
+} cake_normgate_placement_t;
+
 /**
  * Shape and options of a normgate call. Initialise with cake_normgate_desc_init(). Strides are
  * in elements between consecutive rows (>= d; the last dimension is contiguous); 0 means packed
@@ -288,10 +302,19 @@ typedef struct cake_normgate_desc {
   int64_t dx_stride;        /**< Row stride of dx (backward). */
   int64_t dz_stride;        /**< Row stride of dz (backward). */
   cake_normgate_package_t package; /**< Default CAKE_NORMGATE_DETERMINISTIC. */
-  cake_dtype_t dw_dtype;    /**< CAKE_DTYPE_BF16 (default) or CAKE_DTYPE_F32. */
+  cake_dtype_t dw_dtype;    /**< CAKE_DTYPE_BF16 (default), CAKE_DTYPE_F32 or CAKE_DTYPE_F16. */
   uint32_t flags;           /**< cake_normgate_flags_t bits. */
   /** NULL: the router picks; else the name of a program of the handle's table to force. */
   const char *program;
+  /* Added in 0.3. A caller whose struct_size ends before these fields gets their defaults. */
+  cake_normgate_gate_t gate;           /**< Default CAKE_NORMGATE_GATE_SILU. */
+  cake_normgate_placement_t placement; /**< Default CAKE_NORMGATE_GATE_AFTER_NORM. */
+  /** Columns per mean-square group: 0 (the default) or d for the whole row, else a multiple of
+   *  8 that divides d. rstd (forward) is then FP32 [rows, d / group_size]. */
+  int32_t group_size;
+  cake_dtype_t x_dtype; /**< x and y (forward), dy and dx (backward): BF16 (default), F16, F32. */
+  cake_dtype_t z_dtype; /**< z and dz: BF16 (default), F16, F32. */
+  cake_dtype_t w_dtype; /**< w: BF16 (default), F16, F32. */
 } cake_normgate_desc;
 
 /**

@@ -1,6 +1,7 @@
 // Normgate entry points: validate every argument, pick the program, fill the parameters,
 // launch. Nothing is launched or written when an argument is wrong.
 #include <cmath>
+#include <cstddef>
 
 #include "api/handle.h"
 #include "api/launch.h"
@@ -26,11 +27,30 @@ struct NormgateCall {
   int64_t metric;
 };
 
+// The size of the descriptor's first version (0.1, 0.2): everything before `gate`.
+constexpr size_t kDescV1Size = offsetof(cake_normgate_desc, gate);
+
+// The variant fields (0.3). Until a program serves a variant other than the default, every
+// other value is refused by name rather than computed as the default.
+cake_status_t check_variant(const cake_normgate_desc &d) {
+  const int32_t gate = enum_bits(d.gate), placement = enum_bits(d.placement);
+  const int32_t x = enum_bits(d.x_dtype), z = enum_bits(d.z_dtype), w = enum_bits(d.w_dtype);
+  if (gate != CAKE_NORMGATE_GATE_SILU || placement != CAKE_NORMGATE_GATE_AFTER_NORM ||
+      (d.group_size != 0 && d.group_size != d.d) || x != CAKE_DTYPE_BF16 ||
+      z != CAKE_DTYPE_BF16 || w != CAKE_DTYPE_BF16) {
+    return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                "desc: gate %d, placement %d, group_size %d, x/z/w dtypes %d/%d/%d: this library "
+                "computes only the SiLU gate after a whole-row norm on BF16 tensors",
+                gate, placement, d.group_size, x, z, w);
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
 cake_status_t read_desc(const cake_normgate_desc *user, cake_normgate_desc *desc) {
   CAKE_TRY(check_not_null(user, "desc"));
   cake_normgate_desc_init(desc);
-  CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(cake_normgate_desc), desc,
-                       sizeof *desc));
+  CAKE_TRY(read_struct("desc", user, user->struct_size, kDescV1Size, desc, sizeof *desc));
+  CAKE_TRY(check_variant(*desc));
   if (desc->rows <= 0) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->rows = %lld: must be > 0",
                 static_cast<long long>(desc->rows));
@@ -140,6 +160,11 @@ CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc) {
   desc->eps = 1e-6f;
   desc->package = CAKE_NORMGATE_DETERMINISTIC;
   desc->dw_dtype = CAKE_DTYPE_BF16;
+  desc->gate = CAKE_NORMGATE_GATE_SILU;
+  desc->placement = CAKE_NORMGATE_GATE_AFTER_NORM;
+  desc->x_dtype = CAKE_DTYPE_BF16;
+  desc->z_dtype = CAKE_DTYPE_BF16;
+  desc->w_dtype = CAKE_DTYPE_BF16;
   return CAKE_STATUS_SUCCESS;
 }
 

@@ -50,6 +50,7 @@ pub type cake_arch = ::std::os::raw::c_uint;
 pub use self::cake_arch as cake_arch_t;
 pub const CAKE_DTYPE_BF16: cake_dtype = 1;
 pub const CAKE_DTYPE_F32: cake_dtype = 2;
+pub const CAKE_DTYPE_F16: cake_dtype = 3;
 #[doc = " Element types."]
 pub type cake_dtype = ::std::os::raw::c_uint;
 #[doc = " Element types."]
@@ -736,6 +737,24 @@ pub const CAKE_NORMGATE_DW_SKIP: cake_normgate_flags = 2;
 pub type cake_normgate_flags = ::std::os::raw::c_uint;
 #[doc = " Backward flags (bitwise OR)."]
 pub use self::cake_normgate_flags as cake_normgate_flags_t;
+#[doc = "< a(z) = z * sigmoid(z) (the default)."]
+pub const CAKE_NORMGATE_GATE_SILU: cake_normgate_gate = 0;
+#[doc = "< a(z) = sigmoid(z)."]
+pub const CAKE_NORMGATE_GATE_SIGMOID: cake_normgate_gate = 1;
+#[doc = "< No gate: y = rmsnorm_G(x) * w; z and dz are not used."]
+pub const CAKE_NORMGATE_GATE_NONE: cake_normgate_gate = 2;
+#[doc = " The gate function a(z) of a normgate call."]
+pub type cake_normgate_gate = ::std::os::raw::c_uint;
+#[doc = " The gate function a(z) of a normgate call."]
+pub use self::cake_normgate_gate as cake_normgate_gate_t;
+#[doc = "< y = rmsnorm_G(x) * w * a(z) (the default)."]
+pub const CAKE_NORMGATE_GATE_AFTER_NORM: cake_normgate_placement = 0;
+#[doc = "< y = rmsnorm_G(x * a(z)) * w."]
+pub const CAKE_NORMGATE_GATE_BEFORE_NORM: cake_normgate_placement = 1;
+#[doc = " Where the gate applies relative to the normalisation."]
+pub type cake_normgate_placement = ::std::os::raw::c_uint;
+#[doc = " Where the gate applies relative to the normalisation."]
+pub use self::cake_normgate_placement as cake_normgate_placement_t;
 #[doc = " Shape and options of a normgate call. Initialise with cake_normgate_desc_init(). Strides are"]
 #[doc = " in elements between consecutive rows (>= d; the last dimension is contiguous); 0 means packed"]
 #[doc = " (= d)."]
@@ -764,18 +783,31 @@ pub struct cake_normgate_desc {
     pub dz_stride: i64,
     #[doc = "< Default CAKE_NORMGATE_DETERMINISTIC."]
     pub package: cake_normgate_package_t,
-    #[doc = "< CAKE_DTYPE_BF16 (default) or CAKE_DTYPE_F32."]
+    #[doc = "< CAKE_DTYPE_BF16 (default), CAKE_DTYPE_F32 or CAKE_DTYPE_F16."]
     pub dw_dtype: cake_dtype_t,
     #[doc = "< cake_normgate_flags_t bits."]
     pub flags: u32,
     #[doc = " NULL: the router picks; else the name of a program of the handle's table to force."]
     pub program: *const ::std::os::raw::c_char,
+    #[doc = "< Default CAKE_NORMGATE_GATE_SILU."]
+    pub gate: cake_normgate_gate_t,
+    #[doc = "< Default CAKE_NORMGATE_GATE_AFTER_NORM."]
+    pub placement: cake_normgate_placement_t,
+    #[doc = " Columns per mean-square group: 0 (the default) or d for the whole row, else a multiple of"]
+    #[doc = "  8 that divides d. rstd (forward) is then FP32 [rows, d / group_size]."]
+    pub group_size: i32,
+    #[doc = "< x and y (forward), dy and dx (backward): BF16 (default), F16, F32."]
+    pub x_dtype: cake_dtype_t,
+    #[doc = "< z and dz: BF16 (default), F16, F32."]
+    pub z_dtype: cake_dtype_t,
+    #[doc = "< w: BF16 (default), F16, F32."]
+    pub w_dtype: cake_dtype_t,
 }
 #[test]
 fn bindgen_test_layout_cake_normgate_desc() {
     assert_eq!(
         ::std::mem::size_of::<cake_normgate_desc>(),
-        96usize,
+        120usize,
         concat!("Size of: ", stringify!(cake_normgate_desc))
     );
     assert_eq!(
@@ -1021,6 +1053,108 @@ fn bindgen_test_layout_cake_normgate_desc() {
         );
     }
     test_field_program();
+    fn test_field_gate() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gate) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(gate)
+            )
+        );
+    }
+    test_field_gate();
+    fn test_field_placement() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).placement) as usize - ptr as usize
+            },
+            100usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(placement)
+            )
+        );
+    }
+    test_field_placement();
+    fn test_field_group_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).group_size) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(group_size)
+            )
+        );
+    }
+    test_field_group_size();
+    fn test_field_x_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).x_dtype) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(x_dtype)
+            )
+        );
+    }
+    test_field_x_dtype();
+    fn test_field_z_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).z_dtype) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(z_dtype)
+            )
+        );
+    }
+    test_field_z_dtype();
+    fn test_field_w_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).w_dtype) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_desc),
+                "::",
+                stringify!(w_dtype)
+            )
+        );
+    }
+    test_field_w_dtype();
 }
 extern "C" {
     #[doc = " Set @p desc to defaults: eps 1e-6, packed strides, deterministic package, BF16 dw, routed."]
