@@ -2,6 +2,7 @@
 // launch. Nothing is launched or written when an argument is wrong.
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "api/handle.h"
 #include "api/launch.h"
@@ -154,6 +155,21 @@ cake_status_t query(cake_handle_t h, const cake_normgate_desc *desc, PrepareFn p
 using namespace cake;
 
 extern "C" {
+
+// The CAKE_0 version of cake_normgate_desc_init (lib/cake.map): binaries built against the
+// first descriptor layout pass a struct of kDescV1Size bytes, so only those are written.
+extern "C" CAKE_API cake_status_t cake_normgate_desc_init_v0(cake_normgate_desc *desc);
+__asm__(".symver cake_normgate_desc_init_v0,cake_normgate_desc_init@CAKE_0");
+
+CAKE_API cake_status_t cake_normgate_desc_init_v0(cake_normgate_desc *desc) {
+  clear_error();
+  if (desc == nullptr) return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc: must not be NULL");
+  cake_normgate_desc full;
+  cake_normgate_desc_init(&full);
+  full.struct_size = kDescV1Size;
+  memcpy(desc, &full, kDescV1Size);
+  return CAKE_STATUS_SUCCESS;
+}
 
 CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc) {
   CAKE_TRY(init_struct(desc, "desc"));

@@ -23,7 +23,7 @@ set(exported "")
 foreach(line ${lines})
   string(REGEX REPLACE "^[0-9a-fA-F]* +[A-Za-z] +" "" sym "${line}")
   string(REGEX REPLACE "@.*$" "" sym "${sym}") # a version suffix (cake_x@@CAKE_0)
-  if(sym STREQUAL "" OR sym MATCHES "^CAKE_[0-9]+$") # the version node itself
+  if(sym STREQUAL "" OR sym MATCHES "^CAKE_[0-9.]+$") # a version node itself
     continue()
   endif()
   if(NOT sym MATCHES "^cake_")
@@ -31,6 +31,8 @@ foreach(line ${lines})
   endif()
   list(APPEND exported ${sym})
 endforeach()
+# A function exported in two versions (lib/cake.map) is one function of the ABI.
+list(REMOVE_DUPLICATES exported)
 list(SORT exported)
 
 # ---- the list kept in the tree ---------------------------------------------------------------

@@ -1,6 +1,8 @@
 /* The C ABI from C99: header self-sufficiency, the stable structs' layout, status strings,
  * version, init functions, struct_size handling, the program tables of the experimental
  * section, and the no-driver path (CAKE_LIBCUDA points at nothing). */
+#define _GNU_SOURCE /* dlvsym */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +172,30 @@ static void test_init_functions(void **state) {
   assert_string_equal(cake_last_error_message(), "");
 }
 
+/* A binary linked against the first descriptor layout (96 bytes) binds the CAKE_0 version of
+ * cake_normgate_desc_init: it must write those bytes and no more, and the fields added later
+ * keep their defaults when such a descriptor is read. */
+static void test_normgate_desc_init_of_old_binaries(void **state) {
+  (void)state;
+  typedef cake_status_t (*init_fn)(cake_normgate_desc *);
+  init_fn v0 = (init_fn)dlvsym(RTLD_DEFAULT, "cake_normgate_desc_init", "CAKE_0");
+  init_fn v03 = (init_fn)dlvsym(RTLD_DEFAULT, "cake_normgate_desc_init", "CAKE_0.3");
+  assert_non_null(v0);
+  assert_non_null(v03);
+  assert_ptr_equal((void *)v03, (void *)&cake_normgate_desc_init);
+  const size_t v1 = offsetof(cake_normgate_desc, gate);
+  assert_int_equal(v1, 96);
+  unsigned char buf[sizeof(cake_normgate_desc)];
+  memset(buf, 0xab, sizeof buf);
+  assert_int_equal(v0((cake_normgate_desc *)buf), CAKE_STATUS_SUCCESS);
+  cake_normgate_desc d;
+  memcpy(&d, buf, sizeof d);
+  assert_int_equal(d.struct_size, v1);
+  assert_true(d.eps == 1e-6f);
+  for (size_t i = v1; i < sizeof buf; ++i) assert_int_equal(buf[i], 0xab);
+  assert_int_equal(v0(NULL), CAKE_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_null_handle_calls(void **state) {
   (void)state;
   assert_int_equal(cake_create(NULL, 0), CAKE_STATUS_INVALID_ARGUMENT);
@@ -294,6 +320,7 @@ int main(void) {
       cmocka_unit_test(test_version),         cmocka_unit_test(test_stable_struct_layouts),
       cmocka_unit_test(test_status_strings),
       cmocka_unit_test(test_enum_values_are_stable), cmocka_unit_test(test_init_functions),
+      cmocka_unit_test(test_normgate_desc_init_of_old_binaries),
       cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_table_program_knobs_ext),
       cmocka_unit_test(test_table_route_waves), cmocka_unit_test(test_no_driver),
   };
