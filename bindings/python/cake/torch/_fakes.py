@@ -1,0 +1,58 @@
+"""Fake implementations of the cake:: operators (torch.compile, FakeTensor and meta tracing):
+output shapes and dtypes, after the same argument checks the real operators make where they
+need no device. Registered for whichever implementation is loaded (the C++ library names this
+module with set_python_module)."""
+
+import torch
+
+import cake as _cake
+
+from . import _checks, _schemas as S
+
+def _dz(z, x):
+    return z.new_empty(z.shape) if z is not None else x.new_empty(0)
+
+
+@torch.library.register_fake("cake::normgate_fwd")
+def _normgate_fwd(x, z, w, eps=1e-6, gate=0, gate_before_norm=False, group_size=0,
+                  deterministic=True, dw_mode=-1, main_grad=None, program=None):
+    _checks.normgate("normgate", x, z, w, gate, group_size)
+    return x.new_empty(x.shape)
+
+
+@torch.library.register_fake("cake::normgate_bwd")
+def _normgate_bwd(dy, x, z, w, eps, gate, gate_before_norm, group_size, deterministic, dw_mode,
+                  program=None):
+    _checks.normgate("normgate backward", x, z, w, gate, group_size)
+    _checks.dy(dy, x)
+    if dw_mode == S.DW_SKIP:
+        dw = w.new_empty(0, dtype=torch.bfloat16)
+    else:
+        dw = w.new_empty(x.shape[-1], dtype=_checks.dw_dtype(dw_mode, w))
+    return x.new_empty(x.shape), _dz(z, x), dw
+
+
+@torch.library.register_fake("cake::normgate_bwd_accumulate")
+def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group_size,
+                             deterministic, program=None):
+    _checks.normgate("normgate backward", x, z, w, gate, group_size)
+    _checks.dy(dy, x)
+    return x.new_empty(x.shape), _dz(z, x)
+
+
+def _swiglu(op, inp, grad, orientation):
+    _checks.swiglu(op, inp, grad)
+    orient = _cake.Orientation.parse(orientation)
+    m, k2 = inp.shape
+    sizes = _cake.swiglu_mxfp8_expected_sizes(m, k2 // 2, grad is not None)
+    return _checks.swiglu_outputs(inp, orient, grad is not None, sizes)
+
+
+@torch.library.register_fake("cake::swiglu_mxfp8_fwd")
+def _swiglu_fwd(inp, orientation, program=None):
+    return _swiglu("swiglu_mxfp8", inp, None, orientation)
+
+
+@torch.library.register_fake("cake::swiglu_mxfp8_bwd")
+def _swiglu_bwd(inp, grad, orientation, program=None):
+    return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation)

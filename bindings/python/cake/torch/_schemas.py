@@ -1,0 +1,24 @@
+"""The schemas of the cake:: operators: the same strings as bindings/torch/ops.h (a host test
+keeps the two equal), so an operator has one signature whichever implementation is loaded."""
+
+NORMGATE_FWD = ("normgate_fwd(Tensor x, Tensor? z, Tensor w, float eps=1e-06, int gate=0, "
+                "bool gate_before_norm=False, int group_size=0, bool deterministic=True, "
+                "int dw_mode=-1, Tensor? main_grad=None, str? program=None) -> Tensor")
+NORMGATE_BWD = ("normgate_bwd(Tensor dy, Tensor x, Tensor? z, Tensor w, float eps, int gate, "
+                "bool gate_before_norm, int group_size, bool deterministic, int dw_mode, "
+                "str? program=None) -> (Tensor, Tensor, Tensor)")
+NORMGATE_BWD_ACCUMULATE = (
+    "normgate_bwd_accumulate(Tensor dy, Tensor x, Tensor? z, Tensor w, Tensor(a!) dw, "
+    "float eps, int gate, bool gate_before_norm, int group_size, bool deterministic, "
+    "str? program=None) -> (Tensor, Tensor)")
+SWIGLU_MXFP8_FWD = ("swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None) "
+                    "-> (Tensor, Tensor, Tensor, Tensor)")
+SWIGLU_MXFP8_BWD = ("swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, "
+                    "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+
+ALL = (NORMGATE_FWD, NORMGATE_BWD, NORMGATE_BWD_ACCUMULATE, SWIGLU_MXFP8_FWD, SWIGLU_MXFP8_BWD)
+
+#: cake_normgate_gate_t
+GATE_SILU, GATE_SIGMOID, GATE_NONE = 0, 1, 2
+#: dw_mode: 0 skips dw, else the cake_dtype_t of dw; -1 is w's dtype.
+DW_SKIP, DW_OF_W = 0, -1

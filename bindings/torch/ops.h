@@ -1,0 +1,31 @@
+// The schemas of the cake:: operators, one list shared by the C++ library (library.cc) and the
+// Python package's own ops where this library cannot load (cake/torch/_fallback.py reads the
+// same strings from cake/torch/_schemas.py, which a test keeps equal to this list).
+#pragma once
+
+namespace cake_torch {
+
+struct OpSchema {
+  const char *schema;
+};
+
+// normgate_fwd is differentiable (its autograd, registered here, calls normgate_bwd or, with
+// main_grad, normgate_bwd_accumulate). gate: cake_normgate_gate_t; dw_mode: 0 skip, else the
+// cake_dtype_t of dw, -1 for w's dtype.
+inline constexpr OpSchema kSchemas[] = {
+    {"normgate_fwd(Tensor x, Tensor? z, Tensor w, float eps=1e-06, int gate=0, "
+     "bool gate_before_norm=False, int group_size=0, bool deterministic=True, int dw_mode=-1, "
+     "Tensor? main_grad=None, str? program=None) -> Tensor"},
+    {"normgate_bwd(Tensor dy, Tensor x, Tensor? z, Tensor w, float eps, int gate, "
+     "bool gate_before_norm, int group_size, bool deterministic, int dw_mode, "
+     "str? program=None) -> (Tensor, Tensor, Tensor)"},
+    {"normgate_bwd_accumulate(Tensor dy, Tensor x, Tensor? z, Tensor w, Tensor(a!) dw, "
+     "float eps, int gate, bool gate_before_norm, int group_size, bool deterministic, "
+     "str? program=None) -> (Tensor, Tensor)"},
+    {"swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None) "
+     "-> (Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, str? program=None) "
+     "-> (Tensor, Tensor, Tensor, Tensor)"},
+};
+
+}  // namespace cake_torch
