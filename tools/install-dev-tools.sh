@@ -18,6 +18,9 @@
 #   scikit-build-core auditwheel     the wheel test (build the wheel offline, check its tag)
 # The XLA FFI headers of the jaxlib that cake_jax declares (bindings/jax/fetch-headers.sh, into
 # /opt/cake-jaxlib-<version>): only the headers of the wheel, never installed.
+# The headers and the four libraries libcake_torch links, of the torch that cake.torch's native
+# operators are built against (bindings/torch/fetch-torch.sh, into /opt/cake-torch-<version>):
+# taken out of the torch wheel, never installed.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +36,7 @@ PINS=(
 )
 APT_PKGS=(clang-14 libclang-rt-14-dev doxygen bindgen libclang1-14 libclang-common-14-dev)
 JAXLIB_VERSION="$(sed -n 's/^BUILT_AGAINST = "\(.*\)"/\1/p' "$REPO/bindings/jax/cake_jax/_jaxlib.py")"
+TORCH_VERSION="$(sed -n 's/^BUILT_AGAINST = "\(.*\)"/\1/p' "$REPO/bindings/python/cake/torch/_native.py")"
 
 log() { echo "install-dev-tools.sh: $*" >&2; }
 die() { echo "install-dev-tools.sh: error: $*" >&2; exit 1; }
@@ -41,6 +45,7 @@ source "$HERE/apt-install-missing.sh"
 
 [[ "$(id -u)" == 0 ]] || die "run as root (it installs Debian packages)"
 [[ -n "$JAXLIB_VERSION" ]] || die "no BUILT_AGAINST in bindings/jax/cake_jax/_jaxlib.py"
+[[ -n "$TORCH_VERSION" ]] || die "no BUILT_AGAINST in bindings/python/cake/torch/_native.py"
 start=$SECONDS
 
 # --- Debian packages --------------------------------------------------------------------------
@@ -71,6 +76,10 @@ chmod 755 "$CMAKE_FORMAT_BIN"
 # --- the XLA FFI headers ----------------------------------------------------------------------
 PYTHON="$VENV/bin/python" CAKE_JAXLIB_PREFIX="/opt/cake-jaxlib-$JAXLIB_VERSION" \
   "$REPO/bindings/jax/fetch-headers.sh" "$JAXLIB_VERSION" >&2 || die "bindings/jax/fetch-headers.sh failed"
+
+# --- the torch headers and libraries ----------------------------------------------------------
+PYTHON="$VENV/bin/python" CAKE_TORCH_PREFIX="/opt/cake-torch-$TORCH_VERSION" \
+  "$REPO/bindings/torch/fetch-torch.sh" "$TORCH_VERSION" >&2 || die "bindings/torch/fetch-torch.sh failed"
 
 # --- checks -----------------------------------------------------------------------------------
 for t in doxygen bindgen clang++-14 "$CMAKE_FORMAT_BIN"; do

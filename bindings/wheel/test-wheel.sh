@@ -31,32 +31,75 @@ wheels=("$work"/dist/*.whl)
 whl="${wheels[0]}"
 say "built $(basename "$whl") ($(du -k "$whl" | cut -f1) KiB)"
 
-# 2. Contents: exactly the packages' sources, py.typed, the two libraries (the build's bytes).
-"$tools_py" - "$whl" "$repo" "$build" <<'PY' || fail "wheel contents"
+torch_ops="$(cd "$build/bindings/torch" && ls libcake_torch_*.so)"
+
+# 2. Contents: exactly the packages' sources, py.typed, the three libraries (the build's bytes).
+"$tools_py" - "$whl" "$repo" "$build" "$torch_ops" <<'PY' || fail "wheel contents"
 import hashlib, os, sys, zipfile
-whl, repo, build = sys.argv[1:]
+whl, repo, build, torch_ops = sys.argv[1:]
 names = set(zipfile.ZipFile(whl).namelist())
-want = {"cake/libcake.so.0", "cake_jax/libcake_jax.so"}
+want = {"cake/libcake.so.0", "cake_jax/libcake_jax.so", f"cake/{torch_ops}"}
 for pkg, src in (("cake", "bindings/python/cake"), ("cake_jax", "bindings/jax/cake_jax")):
-    for f in os.listdir(os.path.join(repo, src)):
-        if f.endswith(".py") or f == "py.typed":
-            want.add(f"{pkg}/{f}")
+    top = os.path.join(repo, src)
+    for d, _, files in os.walk(top):
+        if "__pycache__" in d:
+            continue
+        for f in files:
+            if f.endswith(".py") or f == "py.typed":
+                rel = os.path.relpath(os.path.join(d, f), top)
+                want.add(f"{pkg}/{rel}")
 meta = {n for n in names if n.split("/")[0].endswith(".dist-info")}
 extra, missing = names - want - meta, want - names
 assert not extra and not missing, f"unexpected {sorted(extra)}, missing {sorted(missing)}"
 assert any(n.endswith("/METADATA") for n in meta)
 z = zipfile.ZipFile(whl)
 for member, built in (("cake/libcake.so.0", "lib/libcake.so.0"),
-                      ("cake_jax/libcake_jax.so", "bindings/jax/libcake_jax.so")):
+                      ("cake_jax/libcake_jax.so", "bindings/jax/libcake_jax.so"),
+                      (f"cake/{torch_ops}", f"bindings/torch/{torch_ops}")):
     a = hashlib.sha256(z.read(member)).hexdigest()
     b = hashlib.sha256(open(os.path.join(build, built), "rb").read()).hexdigest()
     assert a == b, f"{member} differs from the build's {built}"
 print(f"test-wheel.sh: contents ok ({len(names)} files: {sorted(want)})")
 PY
 
-# 3. The platform tag: the one auditwheel finds for the libraries' symbol versions.
+# 3. The platform tag: the one auditwheel finds for the libraries' symbol versions. libcake_torch
+# links the torch libraries of the user's torch (no manylinux policy lists them), so auditwheel
+# reads the wheel without it, and its own dependencies and symbol versions are checked here.
 tag="$(basename "$whl" .whl | awk -F- '{print $NF}')"
-show="$("$tools_py" -m auditwheel show "$whl" 2>&1)" || { echo "$show"; fail "auditwheel show failed"; }
+mkdir -p "$work/audit"
+audit="$work/audit/$(basename "$whl")"
+"$tools_py" - "$whl" "$audit" "cake/$torch_ops" <<'PY' || fail "copy of the wheel for auditwheel"
+import sys, zipfile
+src, dst, skip = sys.argv[1:]
+with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:
+    for info in a.infolist():
+        if info.filename == skip:
+            continue
+        data = a.read(info.filename)
+        if info.filename.endswith(".dist-info/RECORD"):
+            data = b"".join(l for l in data.splitlines(True) if not l.startswith(skip.encode()))
+        b.writestr(info, data)
+PY
+"$tools_py" - "$build/bindings/torch/$torch_ops" <<'PY' || fail "libcake_torch's dependencies"
+import re, sys
+from elftools.elf.elffile import ELFFile
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.gnuversions import GNUVerNeedSection
+allowed = {"libcake.so.0", "libtorch_cpu.so", "libc10.so", "libc10_cuda.so", "libcudart.so.13",
+           "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"}
+with open(sys.argv[1], "rb") as f:
+    elf = ELFFile(f)
+    needed = {t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection)
+              for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"}
+    versions = [a.name for s in elf.iter_sections() if isinstance(s, GNUVerNeedSection)
+                for _, auxs in s.iter_versions() for a in auxs]
+assert needed <= allowed, f"unexpected dependencies {sorted(needed - allowed)}"
+glibc = max((tuple(map(int, v[6:].split("."))) for v in versions if v.startswith("GLIBC_2")),
+            default=(2, 0))
+assert glibc <= (2, 34), f"needs GLIBC_{'.'.join(map(str, glibc))}, above the wheel's tag"
+print(f"test-wheel.sh: libcake_torch needs {sorted(needed)}, GLIBC <= {glibc}")
+PY
+show="$("$tools_py" -m auditwheel show "$audit" 2>&1)" || { echo "$show"; fail "auditwheel show failed"; }
 policy="$(tr -s '\n ' '  ' <<<"$show" |
   sed -n 's/.*consistent with the following platform tag: "\([^"]*\)".*/\1/p')"
 [[ -n "$policy" ]] || { echo "$show"; fail "auditwheel named no platform tag"; }

@@ -47,6 +47,48 @@ def make(rows, d, seed=0, z_pad=None):
     return x, z, w, dy
 
 
+# ---- the operators' implementation -----------------------------------------------------------
+def test_operators_come_from_the_native_library():
+    """Every test of this file runs through libcake_torch unless CAKE_TORCH_NATIVE=0 asks for the
+    Python operators (the device script runs the file both ways)."""
+    import os
+
+    want = "python" if os.environ.get("CAKE_TORCH_NATIVE") == "0" else "native"
+    assert ct.backend() == want
+
+
+def test_cpu_and_mixed_device_tensors_get_cakes_message():
+    x, z, w, _ = make(16, 64, seed=21)
+    with pytest.raises(ValueError, match="Cake runs on CUDA tensors"):
+        ct.normgate(x.cpu(), z.cpu(), w.cpu())
+    with pytest.raises(ValueError, match="one CUDA device"):
+        ct.normgate(x, z, w.cpu())
+    with pytest.raises(ValueError, match="Cake runs on CUDA tensors"):
+        ct.swiglu_mxfp8(torch.zeros(128, 256, dtype=BF16))
+
+
+def test_capture_that_needs_a_new_workspace_is_refused():
+    require_symbols(*NEEDS_BWD)
+    x, z, w, dy = make(64 * 1024 + 8, 256, seed=22)  # a workspace larger than any test before
+    s = torch.cuda.Stream()
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="before capturing"):
+        with torch.cuda.graph(g, stream=s):
+            torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 2)
+    torch.cuda.synchronize()
+    # After one eager call on the stream, the same capture works and replays equal eager.
+    with torch.cuda.stream(s):
+        want = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 2)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        got = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 2)
+    g.replay()
+    torch.cuda.synchronize()
+    for a, b in zip(want, got):
+        assert torch.equal(a, b)
+
+
 # ---- norm-gate forward -----------------------------------------------------------------------
 @pytest.mark.parametrize("rows,d", [(1, 128), (37, 64), (4096, 128), (20000, 128), (1000, 256),
                                     (513, 96)])
@@ -114,20 +156,20 @@ def test_normgate_backward(rows, d, deterministic, dw_dtype):
 def test_normgate_backward_packages_and_repeats():
     require_symbols(*NEEDS_BWD)
     x, z, w, dy = make(33000, 128, seed=11)
-    runs = [torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, True, 2, None) for _ in range(5)]
+    runs = [torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 2) for _ in range(5)]
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        runs.append(torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, True, 2, None))
+        runs.append(torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 2))
     torch.cuda.current_stream().wait_stream(s)
     for dx, dz, dw in runs[1:]:  # deterministic: bitwise, across repeats and streams
         assert torch.equal(dx, runs[0][0]) and torch.equal(dz, runs[0][1])
         assert torch.equal(dw.view(torch.int32), runs[0][2].view(torch.int32))
-    ndx, ndz, ndw = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, False, 2, None)
+    ndx, ndz, ndw = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, False, 2)
     assert torch.equal(ndx, runs[0][0]) and torch.equal(ndz, runs[0][1])
     assert (f32_ordinal(ndw) - f32_ordinal(runs[0][2])).abs().max().item() <= 1
-    _, _, ndw16 = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, False, 1, None)
-    _, _, ddw16 = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, True, 1, None)
+    _, _, ndw16 = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, False, 1)
+    _, _, ddw16 = torch.ops.cake.normgate_bwd(dy, x, z, w, EPS, 0, False, 0, True, 1)
     assert (bf16_ordinal(ndw16) - bf16_ordinal(ddw16)).abs().max().item() <= 1
 
 
@@ -183,7 +225,7 @@ def test_normgate_op_autograd_registration():
     require_symbols(*NEEDS_BWD)
     x, z, w, dy = make(512, 128, seed=9)
     xr, zr, wr = (t.clone().requires_grad_() for t in (x, z, w))
-    torch.ops.cake.normgate_fwd(xr, zr, wr, EPS, None).backward(dy)
+    torch.ops.cake.normgate_fwd(xr, zr, wr, EPS).backward(dy)
     xf, zf, wf = (t.clone().requires_grad_() for t in (x, z, w))
     ct.normgate(xf, zf, wf).backward(dy)
     assert torch.equal(xr.grad, xf.grad) and torch.equal(zr.grad, zf.grad)
@@ -192,10 +234,10 @@ def test_normgate_op_autograd_registration():
 
 def test_normgate_opcheck():
     x, z, w, dy = make(256, 128, seed=2)
-    torch.library.opcheck(torch.ops.cake.normgate_fwd.default, (x, z, w, EPS, None))
+    torch.library.opcheck(torch.ops.cake.normgate_fwd.default, (x, z, w, EPS))
     if cake.has("cake_normgate_backward"):
         torch.library.opcheck(torch.ops.cake.normgate_bwd.default,
-                              (dy, x, z, w, EPS, True, 2, None))
+                              (dy, x, z, w, EPS, 0, False, 0, True, 2))
 
 
 def test_normgate_torch_compile():
@@ -206,7 +248,7 @@ def test_normgate_torch_compile():
         return (ct.normgate(x, z, w).float() * dy.float()).sum()
 
     def loss_op(x, z, w):
-        return (torch.ops.cake.normgate_fwd(x, z, w, EPS, None).float() * dy.float()).sum()
+        return (torch.ops.cake.normgate_fwd(x, z, w, EPS).float() * dy.float()).sum()
 
     for fn in (loss_fn, loss_op):
         compiled = torch.compile(fn, backend="aot_eager", fullgraph=True)
