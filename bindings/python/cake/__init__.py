@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import enum
+import operator
 import sys
 from ctypes import byref, c_size_t
 
@@ -45,7 +46,8 @@ from .errors import (
 __version__ = "0.2.0"
 
 __all__ = [
-    "Arch", "Family", "Op", "DType", "NormgatePackage", "NormgateFlags", "Orientation", "Status",
+    "Arch", "Family", "Op", "DType", "NormgatePackage", "NormgateFlags", "NormgateGate",
+    "NormgatePlacement", "Orientation", "Status",
     "CakeError", "InvalidArgumentError", "ArchUnsupportedError", "DriverUnavailableError",
     "CudaError", "InsufficientWorkspaceError", "UnsupportedShapeError", "MisalignedError",
     "InvalidHandleError", "ProgramNotFoundError", "InternalError", "NoDeviceError",
@@ -94,6 +96,27 @@ class DType(enum.IntEnum):
 
     BF16 = 1
     F32 = 2
+    F16 = 3
+
+    @classmethod
+    def parse(cls, value) -> "DType":
+        """Accept a DType, its int value, or a dtype by name: "bf16" / "bfloat16", "f16" /
+        "float16" / "half", "f32" / "float32" / "float", or any object whose str() or .name is
+        one of these (torch.bfloat16, numpy.dtype("float16"), jax.numpy.float32)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return cls(value)
+            except ValueError:
+                raise ValueError(f"dtype {value}: expected 1 (BF16), 2 (F32) or 3 (F16)") from None
+        name = getattr(value, "name", None) if not isinstance(value, str) else value
+        name = str(value if name is None or not isinstance(name, str) else name)
+        key = name.lower().rsplit(".", 1)[-1]  # "torch.bfloat16" -> "bfloat16"
+        found = _DTYPE_NAMES.get(key)
+        if found is None:
+            raise TypeError(f"dtype {value!r}: Cake takes bfloat16, float16 or float32")
+        return found
 
 
 class NormgatePackage(enum.IntEnum):
@@ -101,6 +124,42 @@ class NormgatePackage(enum.IntEnum):
 
     DETERMINISTIC = 0
     NONDETERMINISTIC = 1
+
+
+class NormgateGate(enum.IntEnum):
+    """cake_normgate_gate_t: the gate function a(z)."""
+
+    SILU = 0  #: a(z) = z * sigmoid(z) (the default)
+    SIGMOID = 1  #: a(z) = sigmoid(z)
+    NONE = 2  #: no gate: y = rmsnorm_G(x) * w; z and dz are not used
+
+    @classmethod
+    def parse(cls, value) -> "NormgateGate":
+        """Accept a NormgateGate, its int value, its name ("silu", "sigmoid", "none"), "swish"
+        (another name of SiLU) or None (no gate)."""
+        if value is None:
+            return cls.NONE
+        if isinstance(value, str):
+            key = value.upper()
+            if key == "SWISH":
+                return cls.SILU
+            try:
+                return cls[key]
+            except KeyError:
+                raise ValueError(f"gate {value!r}: expected 'silu', 'sigmoid' or 'none'") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"gate {value!r}: a NormgateGate, its name or its int value")
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"gate {value}: expected 0 (SILU), 1 (SIGMOID) or 2 (NONE)") from None
+
+
+class NormgatePlacement(enum.IntEnum):
+    """cake_normgate_placement_t: where the gate applies relative to the normalisation."""
+
+    AFTER_NORM = 0  #: y = rmsnorm_G(x) * w * a(z) (the default)
+    BEFORE_NORM = 1  #: y = rmsnorm_G(x * a(z)) * w
 
 
 class NormgateFlags(enum.IntFlag):
@@ -132,6 +191,13 @@ class Orientation(enum.IntFlag):
         if value not in (cls.ROWWISE, cls.COLWISE, cls.BOTH):
             raise ValueError(f"orientation {int(value)}: expected 1, 2 or 3")
         return value
+
+
+_DTYPE_NAMES = {
+    "bf16": DType.BF16, "bfloat16": DType.BF16,
+    "f16": DType.F16, "fp16": DType.F16, "float16": DType.F16, "half": DType.F16,
+    "f32": DType.F32, "fp32": DType.F32, "float32": DType.F32, "float": DType.F32,
+}
 
 
 def _str(raw: bytes) -> str:
@@ -290,6 +356,48 @@ def _program(program: str | None):
     return None if program is None else program.encode("utf-8")
 
 
+#: The descriptor fields added in 0.3 and their defaults (what an older library assumes).
+_NORMGATE_03_DEFAULTS = {"gate": 0, "placement": 0, "group_size": 0, "x_dtype": 1, "z_dtype": 1,
+                         "w_dtype": 1}
+
+
+def _placement(placement, gate_before_norm) -> NormgatePlacement:
+    if placement is not None:
+        if isinstance(placement, str):
+            try:
+                p = NormgatePlacement[placement.upper()]
+            except KeyError:
+                raise ValueError(f"placement {placement!r}: expected 'after_norm' or "
+                                 "'before_norm'") from None
+        elif isinstance(placement, bool) or not isinstance(placement, int):
+            raise TypeError(f"placement {placement!r}: a NormgatePlacement or its int value")
+        else:
+            try:
+                p = NormgatePlacement(placement)
+            except ValueError:
+                raise ValueError(f"placement {placement}: expected 0 (AFTER_NORM) or 1 "
+                                 "(BEFORE_NORM)") from None
+        if gate_before_norm is not None and bool(gate_before_norm) != (
+                p == NormgatePlacement.BEFORE_NORM):
+            raise ValueError(f"placement {p.name} and gate_before_norm={gate_before_norm} "
+                             "contradict each other; give one of them")
+        return p
+    if gate_before_norm is None:
+        return NormgatePlacement.AFTER_NORM
+    if not isinstance(gate_before_norm, bool):
+        raise TypeError(f"gate_before_norm {gate_before_norm!r}: True or False")
+    return NormgatePlacement.BEFORE_NORM if gate_before_norm else NormgatePlacement.AFTER_NORM
+
+
+def _index(name: str, value) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} {value!r}: an integer")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} {value!r}: an integer") from None
+
+
 def normgate_desc(
     rows: int,
     d: int,
@@ -302,21 +410,55 @@ def normgate_desc(
     dx_stride: int = 0,
     dz_stride: int = 0,
     package: int = NormgatePackage.DETERMINISTIC,
-    dw_dtype: int = DType.BF16,
+    dw_dtype=DType.BF16,
     flags: int = 0,
     program: str | None = None,
+    gate=NormgateGate.SILU,
+    placement=None,
+    gate_before_norm: bool | None = None,
+    group_size: int | None = 0,
+    x_dtype=DType.BF16,
+    z_dtype=DType.BF16,
+    w_dtype=DType.BF16,
 ) -> NormgateDesc:
     """A cake_normgate_desc initialised by cake_normgate_desc_init(), then these fields set.
 
     Strides are in elements between rows (0: packed). The returned struct keeps @p program alive.
+    The variant (0.3):
+      gate: NormgateGate, "silu" (also "swish"), "sigmoid", "none" (or None): a(z);
+      placement (NormgatePlacement, "after_norm" / "before_norm") or gate_before_norm (bool):
+        AFTER_NORM y = rmsnorm_G(x) * w * a(z), BEFORE_NORM y = rmsnorm_G(x * a(z)) * w;
+      group_size: columns per mean-square group, 0 or None (or d) for the whole row;
+      x_dtype (x, y, dy, dx), z_dtype (z, dz), w_dtype (w), dw_dtype: DType or a dtype name.
+    A library older than these fields ignores them: a non-default value for one raises
+    UnavailableError then, never a silently different computation.
     """
     desc = NormgateDesc()
     _L().call("cake_normgate_desc_init", byref(desc))
-    desc.rows, desc.d, desc.eps = int(rows), int(d), float(eps)
+    desc.rows, desc.d, desc.eps = _index("rows", rows), _index("d", d), float(eps)
     desc.x_stride, desc.z_stride, desc.y_stride = int(x_stride), int(z_stride), int(y_stride)
     desc.dy_stride, desc.dx_stride, desc.dz_stride = int(dy_stride), int(dx_stride), int(dz_stride)
-    desc.package, desc.dw_dtype, desc.flags = int(package), int(dw_dtype), int(flags)
+    desc.package, desc.dw_dtype, desc.flags = int(package), int(DType.parse(dw_dtype)), int(flags)
     desc.program = _program(program)
+    group = 0 if group_size is None else _index("group_size", group_size)
+    if not -(1 << 31) <= group < (1 << 31):
+        raise ValueError(f"group_size {group}: out of the int32 range")
+    fields = {
+        "gate": int(NormgateGate.parse(gate)),
+        "placement": int(_placement(placement, gate_before_norm)),
+        "group_size": group,
+        "x_dtype": int(DType.parse(x_dtype)),
+        "z_dtype": int(DType.parse(z_dtype)),
+        "w_dtype": int(DType.parse(w_dtype)),
+    }
+    for name, value in fields.items():
+        field = getattr(NormgateDesc, name)
+        if desc.struct_size < field.offset + field.size:
+            if value != _NORMGATE_03_DEFAULTS[name]:
+                raise UnavailableError("cake_normgate_desc_init", _L().path,
+                                       f"cake_normgate_desc.{name}")
+            continue  # the library does not read it; leave the zero ctypes gave it
+        setattr(desc, name, value)
     return desc
 
 
@@ -452,7 +594,9 @@ class Handle:
 
     # -- normgate ------------------------------------------------------------------------
     def normgate_forward(self, desc: NormgateDesc, x, z, w, y, rstd=None, stream=None) -> None:
-        """cake_normgate_forward(): y = bf16(rmsnorm(x) * w * silu(z)). Asynchronous."""
+        """cake_normgate_forward(): y = rmsnorm_G(x) * w * a(z), or rmsnorm_G(x * a(z)) * w,
+        as the descriptor's gate, placement and group_size say (default: the whole row, SiLU,
+        gate after the norm), in x_dtype with one rounding. Asynchronous."""
         self._lib.call("cake_normgate_forward", self._live(), byref(desc), _ptr(x), _ptr(z),
                        _ptr(w), _ptr(y), _ptr(rstd), _stream(stream))
 

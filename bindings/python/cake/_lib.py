@@ -22,6 +22,8 @@ c_status = c_int  # cake_status_t
 c_arch = c_int  # cake_arch_t
 c_dtype = c_int  # cake_dtype_t
 c_package = c_int  # cake_normgate_package_t
+c_gate = c_int  # cake_normgate_gate_t
+c_placement = c_int  # cake_normgate_placement_t
 c_orientation = c_int  # cake_mxfp8_orientation_t
 c_family = c_int  # cake_family_t
 c_op = c_int  # cake_op_t
@@ -125,6 +127,14 @@ class NormgateDesc(ctypes.Structure):
         ("dw_dtype", c_dtype),
         ("flags", c_uint32),
         ("program", c_char_p),
+        # 0.3: a library whose cake_normgate_desc_init() sets a smaller struct_size predates
+        # these fields and ignores them (cake.normgate_desc() refuses non-defaults then).
+        ("gate", c_gate),
+        ("placement", c_placement),
+        ("group_size", c_int32),
+        ("x_dtype", c_dtype),
+        ("z_dtype", c_dtype),
+        ("w_dtype", c_dtype),
     ]
 
 

@@ -99,16 +99,20 @@ class LibraryNotFoundError(CakeError, OSError):
 
 
 class UnavailableError(CakeError, NotImplementedError):
-    """The loaded libcake.so does not export this function (an older build of the library)."""
+    """The loaded libcake.so does not export this function, or its struct predates a field the
+    caller set (an older build of the library)."""
 
-    def __init__(self, function: str, library: str):
-        CakeError.__init__(
-            self,
-            None,
-            "CAKE_FUNCTION_UNAVAILABLE",
-            f"{library} does not export {function} (built before it was added; rebuild libcake)",
-            function,
-        )
+    def __init__(self, function: str, library: str, field: str | None = None):
+        if field is None:
+            message = (f"{library} does not export {function} (built before it was added; "
+                       "rebuild libcake)")
+        else:
+            # The library would ignore a field past the struct_size its init function sets, so
+            # a non-default value there is refused rather than silently dropped.
+            message = (f"{library} predates {field} (its {function} sets an older struct_size, "
+                       "so the library would ignore it; use a newer libcake)")
+        CakeError.__init__(self, None, "CAKE_FUNCTION_UNAVAILABLE", message, function)
+        self.field = field
 
 
 #: The exception class of each status. A status this binding does not know maps to CakeError.

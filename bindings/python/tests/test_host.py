@@ -68,6 +68,8 @@ def test_enums_match_header(header_text):
     assert header_enum(header_text, "CAKE_NORMGATE_") == {
         **{p.name: p.value for p in cake.NormgatePackage},
         **{n: f.value for n, f in cake.NormgateFlags.__members__.items() if f.value},
+        **{f"GATE_{g.name}": g.value for g in cake.NormgateGate},
+        **{f"GATE_{p.name}": p.value for p in cake.NormgatePlacement},
     }
     assert header_enum(header_text, "CAKE_MXFP8_") == {
         n: o.value for n, o in cake.Orientation.__members__.items()}
@@ -209,6 +211,101 @@ def test_normgate_desc_defaults_and_fields():
     assert d.package == cake.NormgatePackage.DETERMINISTIC and d.dw_dtype == cake.DType.BF16
     assert d.program == b"sm90.x"
     assert cake.normgate_desc(rows=1, d=8).eps == pytest.approx(1e-6)
+
+
+def test_normgate_desc_layout_of_the_variant_fields():
+    # The offsets cake.h documents for the fields added in 0.3 (the C-compiler test above
+    # checks every field against the header itself; this pins the documented numbers).
+    st = L.NormgateDesc
+    assert L.ctypes.sizeof(st) == 120
+    assert [(f, getattr(st, f).offset) for f in ("gate", "placement", "group_size", "x_dtype",
+                                                  "z_dtype", "w_dtype")] == [
+        ("gate", 96), ("placement", 100), ("group_size", 104), ("x_dtype", 108),
+        ("z_dtype", 112), ("w_dtype", 116)]
+
+
+def test_normgate_desc_variant_defaults_come_from_the_library():
+    raw = L.NormgateDesc()
+    L.load().call("cake_normgate_desc_init", L.ctypes.byref(raw))
+    if raw.struct_size < 120:
+        pytest.skip(f"{L.load().path} predates the 0.3 descriptor fields")
+    assert (raw.gate, raw.placement, raw.group_size) == (0, 0, 0)
+    assert (raw.x_dtype, raw.z_dtype, raw.w_dtype) == (1, 1, 1)
+    d = cake.normgate_desc(rows=4, d=128)
+    assert d.struct_size == 120
+    assert (d.gate, d.placement, d.group_size) == (cake.NormgateGate.SILU,
+                                                   cake.NormgatePlacement.AFTER_NORM, 0)
+    assert (d.x_dtype, d.z_dtype, d.w_dtype, d.dw_dtype) == (cake.DType.BF16,) * 4
+
+
+def test_normgate_desc_variant_fields():
+    if L.ctypes.sizeof(L.NormgateDesc) > cake.normgate_desc(rows=1, d=8).struct_size:
+        pytest.skip("the loaded library predates the 0.3 descriptor fields")
+    d = cake.normgate_desc(rows=4, d=128, gate="sigmoid", gate_before_norm=True, group_size=64,
+                           x_dtype="float16", z_dtype=cake.DType.F32, w_dtype=3,
+                           dw_dtype="f16")
+    assert (d.gate, d.placement, d.group_size) == (1, 1, 64)
+    assert (d.x_dtype, d.z_dtype, d.w_dtype, d.dw_dtype) == (3, 2, 3, 3)
+    assert cake.normgate_desc(rows=1, d=8, gate=None).gate == cake.NormgateGate.NONE
+    assert cake.normgate_desc(rows=1, d=8, gate="swish").gate == cake.NormgateGate.SILU
+    assert cake.normgate_desc(rows=1, d=8, gate="NONE").gate == cake.NormgateGate.NONE
+    assert cake.normgate_desc(rows=1, d=8, gate=cake.NormgateGate.SIGMOID).gate == 1
+    assert cake.normgate_desc(rows=1, d=8, placement="before_norm").placement == 1
+    assert cake.normgate_desc(rows=1, d=8, placement=cake.NormgatePlacement.BEFORE_NORM,
+                              gate_before_norm=True).placement == 1
+    assert cake.normgate_desc(rows=1, d=8, gate_before_norm=False).placement == 0
+    assert cake.normgate_desc(rows=1, d=8, group_size=None).group_size == 0
+    # dtypes by the names other stacks print them with
+    assert cake.DType.parse("torch.bfloat16") == cake.DType.BF16
+    assert cake.DType.parse("half") == cake.DType.F16
+    assert cake.DType.parse(type("NumpyLike", (), {"name": "float32"})()) == cake.DType.F32
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"gate": "relu"}, ValueError, "gate 'relu'"),
+    ({"gate": 7}, ValueError, "gate 7"),
+    ({"gate": 1.0}, TypeError, "gate 1.0"),
+    ({"gate": True}, TypeError, "gate True"),
+    ({"placement": "middle"}, ValueError, "placement 'middle'"),
+    ({"placement": 2}, ValueError, "placement 2"),
+    ({"placement": 1, "gate_before_norm": False}, ValueError, "contradict"),
+    ({"placement": "after_norm", "gate_before_norm": True}, ValueError, "contradict"),
+    ({"gate_before_norm": 1}, TypeError, "gate_before_norm 1"),
+    ({"group_size": 64.0}, TypeError, "group_size 64.0"),
+    ({"group_size": 1 << 40}, ValueError, "int32"),
+    ({"x_dtype": "float64"}, TypeError, "float64"),
+    ({"z_dtype": 9}, ValueError, "dtype 9"),
+    ({"w_dtype": "int8"}, TypeError, "int8"),
+    ({"dw_dtype": "fp8"}, TypeError, "fp8"),
+])
+def test_normgate_desc_argument_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        cake.normgate_desc(rows=4, d=128, **kwargs)
+
+
+def test_normgate_desc_refuses_variant_fields_an_older_library_ignores(monkeypatch):
+    real = L.load()
+
+    class Older:
+        """The loaded library, with the cake_normgate_desc_init() of a 0.2 build (the struct
+        ended at program: 96 bytes)."""
+
+        path = "libcake-0.2.so"
+
+        def call(self, name, *args):
+            real.call(name, *args)
+            if name == "cake_normgate_desc_init":
+                args[0]._obj.struct_size = L.NormgateDesc.gate.offset
+
+    monkeypatch.setattr(cake, "_L", lambda: Older())
+    d = cake.normgate_desc(rows=4, d=128, gate="silu", gate_before_norm=False, group_size=0,
+                           x_dtype="bf16")  # defaults only: fine, nothing is dropped
+    assert d.struct_size == 96
+    for kwargs, field in (({"gate": "sigmoid"}, "gate"), ({"gate_before_norm": True}, "placement"),
+                          ({"group_size": 64}, "group_size"), ({"x_dtype": "f32"}, "x_dtype"),
+                          ({"z_dtype": "f16"}, "z_dtype"), ({"w_dtype": "f32"}, "w_dtype")):
+        with pytest.raises(cake.UnavailableError, match=rf"predates cake_normgate_desc\.{field}"):
+            cake.normgate_desc(rows=4, d=128, **kwargs)
 
 
 def test_program_tables_without_a_device():
