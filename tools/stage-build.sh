@@ -8,6 +8,8 @@ dst="${2:-.stage}"
 rm -rf "$dst"
 mkdir -p "$dst/lib" "$dst/tests" "$dst/deps" "$dst/examples" "$dst/bench" "$dst/fatbins"
 cp -a "$src"/lib/libcake.so* "$dst/lib/"
+# cake.torch's C++ operators, found beside libcake.so.0 (cake/torch/_native.py).
+cp "$src"/bindings/torch/libcake_torch_*.so "$dst/lib/" 2>/dev/null || true
 cp -a "$src"/deps/. "$dst/deps/"
 find "$src/tests" -maxdepth 2 -type f -name 'test_*' -perm -u+x -exec cp {} "$dst/tests/" \;
 [[ -x "$src/tests/reliability/cake_sanitize_driver" ]] &&

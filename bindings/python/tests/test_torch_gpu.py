@@ -112,8 +112,12 @@ def test_normgate_forward_strided_and_3d():
 
 def test_normgate_forward_validation_messages():
     x, z, w, _ = make(16, 128)
-    with pytest.raises(TypeError, match="bfloat16"):
-        ct.normgate(x.float(), z, w)
+    with pytest.raises(TypeError, match="bfloat16, float16 or float32"):
+        ct.normgate(x.double(), z, w)
+    with pytest.raises(ValueError, match="gate"):
+        ct.normgate(x, z, w, gate="relu")
+    with pytest.raises(ValueError, match="pass z exactly when there is a gate"):
+        torch.ops.cake.normgate_fwd(x, None, w, EPS, 0)
     with pytest.raises(ValueError, match="must be \\[d\\]"):
         ct.normgate(x, z, w[:64])
     x12, z12 = torch.zeros(4, 12, device=DEV, dtype=BF16), torch.zeros(4, 12, device=DEV,

@@ -87,6 +87,7 @@ def _cake_error(e: Exception):
     return _errors.error_for(int(m.group(3)), m.group(2), m.group(4).strip(), m.group(1))
 
 
+_F32 = torch.float32
 _GATES = {"silu": S.GATE_SILU, "swish": S.GATE_SILU, "sigmoid": S.GATE_SIGMOID}
 _DW_MODES = {None: S.DW_OF_W, torch.bfloat16: 1, torch.float32: 2, torch.float16: 3}
 _normgate_op = torch.ops.cake.normgate_fwd.default

@@ -41,7 +41,8 @@ def normgate(op, x, z, w, gate, group_size):
             raise ValueError(f"cake {op}: {name} is on {t.device}; all tensors must be on one "
                              f"CUDA device ({x.device})")
     if isinstance(d, int) and (d < 8 or d > MAX_D or d % 8):
-        raise _unsupported(f"cake {op}: d = {d}: Cake serves multiples of 8 from 8 to {MAX_D}")
+        raise _unsupported(f"cake {op}: desc->d = {d}: Cake serves multiples of 8 from 8 to "
+                           f"{MAX_D}")
     if group_size and isinstance(d, int) and (group_size % 8 or d % group_size):
         raise _unsupported(f"cake {op}: group_size {group_size} must be a multiple of 8 dividing "
                            f"d = {d}")
