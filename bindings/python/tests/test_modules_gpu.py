@@ -251,3 +251,19 @@ def test_transformers_patched_state_dict_round_trip(family):
         c = fresh(ids).logits
     assert (a - c).abs().max().item() <= 1e-6 * max(1.0, a.abs().max().item())  # same weights
     assert (a - b).abs().max().item() <= 1e-3 * max(1.0, b.abs().max().item())
+
+
+def test_modules_under_torch_compile():
+    torch.manual_seed(31)
+    for m, args in (
+        (M.FusedRMSNormGated(256, device=DEV, dtype=torch.bfloat16),
+         (torch.randn(64, 256, device=DEV).to(torch.bfloat16),
+          torch.randn(64, 256, device=DEV).to(torch.bfloat16))),
+        (M.RMSNormGated(256, group_size=64, norm_before_gate=False, device=DEV,
+                        dtype=torch.bfloat16),
+         (torch.randn(4, 16, 256, device=DEV).to(torch.bfloat16),
+          torch.randn(4, 16, 256, device=DEV).to(torch.bfloat16))),
+    ):
+        eager = m(*args)
+        compiled = torch.compile(m, fullgraph=False)(*args)
+        assert torch.equal(eager, compiled), type(m).__name__

@@ -529,3 +529,59 @@ def test_patch_refuses_the_root_module():
 def test_detect_reports_plain_modules():
     v, why = P.detect_gated_norm(PlainNorm(16))
     assert v is None and "not a gated norm" in why
+
+
+# The other gated norms transformers ships, as modules: what the detection finds in each.
+OTHER_NORMS = [
+    # (module path, class, constructor kwargs, gate, gate required)
+    ("kimi_linear.modeling_kimi_linear", "KimiLinearRMSNormGated", {}, "sigmoid", True),
+    ("glm5_next.modeling_glm5_next", "Glm5NextTextRMSNormGated", {}, "sigmoid", True),
+    ("olmo_hybrid.modeling_olmo_hybrid", "OlmoHybridRMSNormGated", {}, "silu", True),
+    ("qwen3_5.modeling_qwen3_5", "Qwen3_5RMSNormGated", {}, "silu", True),
+    ("qwen3_5_moe.modeling_qwen3_5_moe", "Qwen3_5MoeRMSNormGated", {}, "silu", True),
+    ("qwen4_exp.modeling_qwen4_exp", "Qwen4ExpTextRMSNormGated", {"activation": "sigmoid"},
+     "sigmoid", True),
+]
+
+
+@pytest.mark.parametrize("path, name, kwargs, gate, required", OTHER_NORMS,
+                         ids=[n for _, n, *_ in OTHER_NORMS])
+def test_patch_other_transformers_gated_norms(calls, path, name, kwargs, gate, required):
+    import importlib
+
+    try:
+        cls = getattr(importlib.import_module(f"transformers.models.{path}"), name)
+    except (ImportError, AttributeError) as e:
+        pytest.skip(f"transformers has no {name}: {e}")
+    norm = cls(96, eps=1e-5, **kwargs)
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+    model = nn.ModuleDict({"block": nn.ModuleDict({"norm": norm})})
+    report = P.patch_transformers(model)
+    assert [(n, c) for n, c, _ in report] == [("block.norm", name)]
+    v = report[0][2]
+    assert (v.gate, v.gate_before_norm, v.group_size, v.eps) == (gate, False, None, 1e-5)
+    assert v.out_dtype == "input" and v.gate_optional is (not required)
+    x = torch.randn(5, 96).to(torch.bfloat16)
+    z = torch.randn(5, 96).to(torch.bfloat16)
+    got, want = model["block"]["norm"](x, z), norm(x, z)
+    assert got.dtype == want.dtype and close(got.float(), want.float(), 2e-2)
+
+
+def test_patch_leaves_gated_norms_with_a_learned_gate_alone():
+    T = pytest.importorskip("transformers")
+    axk2 = getattr(getattr(T.models, "axk2", None), "modeling_axk2", None)
+    if axk2 is None:
+        pytest.skip("transformers has no AXK2")
+    # Its gate is an MLP of the normalised value: not a (x, z) gated norm; its inner RMSNorm
+    # takes no gate. Nothing is a candidate, nothing is refused.
+    cfg = T.AXK2Config() if hasattr(T, "AXK2Config") else None
+    if cfg is None:
+        pytest.skip("no AXK2Config")
+    try:
+        cfg.hidden_size = 64
+        module = axk2.AXK2GatedRMSNorm(cfg)
+    except Exception as e:  # noqa: BLE001 - the config needs more than a width
+        pytest.skip(f"AXK2GatedRMSNorm not constructible small: {e}")
+    report = P.patch_transformers(nn.ModuleDict({"n": module}))
+    assert list(report) == [] and report.skipped == []

@@ -14,7 +14,7 @@ cake.torch.normgate: `deterministic` (True: the deterministic dw package), `dw_d
 the weight's dtype) and `program` (None: routed).
 """
 
-import importlib
+import sys
 from typing import Optional
 
 import torch
@@ -22,11 +22,14 @@ from torch import nn
 
 __all__ = ["FusedRMSNormGated", "RMSNormGated"]
 
+# cake.torch itself (being imported when this module is: it re-exports these classes). Its
+# normgate is looked up at each call, an attribute read torch.compile traces through, so a
+# replacement of cake.torch.normgate (a reference in tests) takes effect.
+_package = sys.modules[__package__]
+
 
 def _normgate():
-    """cake.torch.normgate, looked up at each call: cake.torch imports this module, and tests
-    replace the op there with a reference."""
-    return importlib.import_module(__package__).normgate
+    return _package.normgate
 
 
 def _same_rows(x: torch.Tensor, z: torch.Tensor, what: str) -> torch.Tensor:

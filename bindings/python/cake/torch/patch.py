@@ -38,9 +38,9 @@ registered on the original module are not carried over.
 
 import copy
 import dataclasses
-import importlib
 import inspect
 import math
+import sys
 from typing import List, Optional, Tuple
 
 import torch
@@ -112,8 +112,11 @@ def gated_rmsnorm_f64(x, z, w, eps, gate="silu", gate_before_norm=False, group_s
     return y
 
 
+_package = sys.modules[__package__]  # cake.torch (see modules.py)
+
+
 def _normgate():
-    return importlib.import_module(__package__).normgate
+    return _package.normgate
 
 
 def _eps_of(module) -> Tuple[Optional[str], Optional[float]]:
