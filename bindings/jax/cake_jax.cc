@@ -3,10 +3,14 @@
 // One handler per op (XLA_FFI_DEFINE_HANDLER_SYMBOL), registered from Python
 // (cake_jax/__init__.py) with jax.ffi.register_ffi_target(..., platform="CUDA"):
 //
-//   cake_jax_normgate_fwd        x, z, w (BF16)            -> y (BF16)            eps, program
-//   cake_jax_normgate_bwd        dy, x, z, w (BF16)        -> dx, dz (BF16), dw   eps, package,
-//                                                             (BF16 or F32),      program
-//                                                             workspace (U8)
+//   cake_jax_normgate_fwd        x, z, w                   -> y (x's dtype)       eps, program,
+//                                                                                 gate, gate_
+//                                                                                 before_norm,
+//                                                                                 group_size
+//   cake_jax_normgate_bwd        dy, x, z, w               -> dx, dz, dw,         the same and
+//                                                             workspace (U8)      package
+//     (x, z, w each BF16, F16 or F32; dy, dx in x's dtype, dz in z's; dw BF16, F16 or F32;
+//      every attribute optional, defaults as cake_normgate_desc_init's)
 //   cake_jax_swiglu_mxfp8_fwd    in (BF16 [m, 2k])         -> row_q, row_s,       orientation,
 //                                                             col_q, col_s        program
 //   cake_jax_swiglu_mxfp8_bwd    in, grad (BF16 [m, k])    -> the same, O = 2k
@@ -132,74 +136,187 @@ bool same_dims(ffi::AnyBuffer::Dimensions a, ffi::AnyBuffer::Dimensions b) {
 
 using BF16Buffer = ffi::Buffer<ffi::DataType::BF16>;
 
-ffi::Error check_normgate_shapes(const BF16Buffer &x, const BF16Buffer &z, const BF16Buffer &w,
-                                 int64_t *rows, int64_t *d) {
-  rows_and_d(x.dimensions(), rows, d);
-  if (x.dimensions().size() < 1 || !same_dims(x.dimensions(), z.dimensions()) ||
-      w.dimensions().size() != 1 || w.dimensions()[0] != *d) {
+// The Cake dtype of an operand (BF16, F16, F32), or CAKE_DTYPE_* 0 for any other.
+cake_dtype_t cake_dtype_of(ffi::DataType t) {
+  switch (t) {
+    case ffi::DataType::BF16:
+      return CAKE_DTYPE_BF16;
+    case ffi::DataType::F16:
+      return CAKE_DTYPE_F16;
+    case ffi::DataType::F32:
+      return CAKE_DTYPE_F32;
+    default:
+      return static_cast<cake_dtype_t>(0);
+  }
+}
+
+// The variant attributes of a normgate call. Every attribute is optional and defaults to what
+// the first handlers did (SiLU, gate after the norm, whole row, eps 1e-6, routed), so calls
+// traced by an older cake_jax (eps, program, package only) decode unchanged.
+struct NormgateAttrs {
+  float eps = 1e-6f;
+  std::string program;
+  int32_t package = CAKE_NORMGATE_DETERMINISTIC;
+  int32_t gate = CAKE_NORMGATE_GATE_SILU;
+  int32_t gate_before_norm = 0;
+  int32_t group_size = 0;
+};
+
+template <typename T>
+ffi::Error read_attr(const ffi::Dictionary &attrs, std::string_view name, T *value) {
+  if (!attrs.contains(name)) return ffi::Error::Success();
+  ffi::ErrorOr<T> v = attrs.get<T>(name);
+  if (v.has_error()) {
+    return ffi::Error::InvalidArgument("cake_jax normgate: attribute " + std::string(name) +
+                                       ": " + v.error().message());
+  }
+  *value = *v;
+  return ffi::Error::Success();
+}
+
+ffi::Error read_normgate_attrs(const ffi::Dictionary &attrs, NormgateAttrs *a) {
+  if (ffi::Error e = read_attr(attrs, "eps", &a->eps); e.failure()) return e;
+  if (attrs.contains("program")) {
+    ffi::ErrorOr<std::string_view> v = attrs.get<std::string_view>("program");
+    if (v.has_error()) {
+      return ffi::Error::InvalidArgument("cake_jax normgate: attribute program: " +
+                                         v.error().message());
+    }
+    a->program.assign(v->data(), v->size());
+  }
+  if (ffi::Error e = read_attr(attrs, "package", &a->package); e.failure()) return e;
+  if (ffi::Error e = read_attr(attrs, "gate", &a->gate); e.failure()) return e;
+  // gate_before_norm: an int32 0/1 (what cake_jax passes) or a bool.
+  if (attrs.contains<bool>("gate_before_norm")) {
+    ffi::ErrorOr<bool> v = attrs.get<bool>("gate_before_norm");
+    if (v.has_error()) return ffi::Error::InvalidArgument(v.error().message());
+    a->gate_before_norm = *v ? 1 : 0;
+  } else if (ffi::Error e = read_attr(attrs, "gate_before_norm", &a->gate_before_norm);
+             e.failure()) {
+    return e;
+  }
+  if (ffi::Error e = read_attr(attrs, "group_size", &a->group_size); e.failure()) return e;
+  if (a->gate < CAKE_NORMGATE_GATE_SILU || a->gate > CAKE_NORMGATE_GATE_NONE) {
+    return ffi::Error::InvalidArgument("cake_jax normgate: gate " + std::to_string(a->gate) +
+                                       ": 0 (silu), 1 (sigmoid) or 2 (none)");
+  }
+  return ffi::Error::Success();
+}
+
+// Shapes and dtypes of x, z, w: x [..., d]; z x's shape (ignored without a gate); w [d];
+// each BF16, F16 or F32. Fills the descriptor's rows, d and dtypes.
+ffi::Error check_normgate_operands(const ffi::AnyBuffer &x, const ffi::AnyBuffer &z,
+                                   const ffi::AnyBuffer &w, bool gated, cake_normgate_desc *desc) {
+  int64_t rows = 0, d = 0;
+  rows_and_d(x.dimensions(), &rows, &d);
+  if (x.dimensions().size() < 1 || (gated && !same_dims(x.dimensions(), z.dimensions())) ||
+      w.dimensions().size() != 1 || w.dimensions()[0] != d) {
     return ffi::Error::InvalidArgument(
         "cake_jax normgate: x and z must have one shape [..., d] and w must be [d]");
+  }
+  desc->rows = rows;
+  desc->d = static_cast<int32_t>(d);
+  desc->x_dtype = cake_dtype_of(x.element_type());
+  desc->z_dtype = gated ? cake_dtype_of(z.element_type()) : desc->x_dtype;
+  desc->w_dtype = cake_dtype_of(w.element_type());
+  if (desc->x_dtype == 0 || desc->z_dtype == 0 || desc->w_dtype == 0) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate: x, z and w must each be bfloat16, float16 or float32");
+  }
+  return ffi::Error::Success();
+}
+
+void apply_normgate_attrs(const NormgateAttrs &a, cake_normgate_desc *desc) {
+  desc->eps = a.eps;
+  desc->program = a.program.empty() ? nullptr : a.program.c_str();
+  desc->package = static_cast<cake_normgate_package_t>(a.package);
+  desc->gate = static_cast<cake_normgate_gate_t>(a.gate);
+  desc->placement = a.gate_before_norm ? CAKE_NORMGATE_GATE_BEFORE_NORM
+                                       : CAKE_NORMGATE_GATE_AFTER_NORM;
+  desc->group_size = a.group_size;
+}
+
+// Set a descriptor's 0.3 fields only where the library's struct has them: an older library
+// (smaller struct_size) would ignore them, so a non-default value is refused instead.
+ffi::Error check_struct_size(const cake_normgate_desc &desc) {
+  if (desc.struct_size >= sizeof(cake_normgate_desc)) return ffi::Error::Success();
+  if (desc.gate != CAKE_NORMGATE_GATE_SILU || desc.placement != CAKE_NORMGATE_GATE_AFTER_NORM ||
+      desc.group_size != 0 || desc.x_dtype != CAKE_DTYPE_BF16 ||
+      desc.z_dtype != CAKE_DTYPE_BF16 || desc.w_dtype != CAKE_DTYPE_BF16 ||
+      desc.dw_dtype == CAKE_DTYPE_F16) {
+    return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                      "cake_jax normgate: this libcake.so predates the gate, placement, "
+                      "group_size and dtype fields (its cake_normgate_desc is " +
+                          std::to_string(desc.struct_size) + " bytes); use a newer libcake");
   }
   return ffi::Error::Success();
 }
 
 // ---- normgate ----------------------------------------------------------------------------
-ffi::Error NormgateForward(cudaStream_t stream, int32_t device, BF16Buffer x, BF16Buffer z,
-                           BF16Buffer w, ffi::Result<BF16Buffer> y, float eps,
-                           std::string_view program) {
-  int64_t rows = 0, d = 0;
-  if (ffi::Error e = check_normgate_shapes(x, z, w, &rows, &d); e.failure()) return e;
-  if (rows == 0) return ffi::Error::Success();
-  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
-  if (h.has_error()) return h.error();
+ffi::Error NormgateForward(cudaStream_t stream, int32_t device, ffi::AnyBuffer x,
+                           ffi::AnyBuffer z, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> y,
+                           ffi::Dictionary attrs) {
+  NormgateAttrs a;
+  if (ffi::Error e = read_normgate_attrs(attrs, &a); e.failure()) return e;
+  const bool gated = a.gate != CAKE_NORMGATE_GATE_NONE;
   cake_normgate_desc desc;
   CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
-  std::string name;
-  desc.rows = rows;
-  desc.d = static_cast<int32_t>(d);
-  desc.eps = eps;
-  desc.program = program_or_null(program, &name);
-  CAKE_JAX_CALL(cake_normgate_forward, *h, &desc, x.untyped_data(), z.untyped_data(),
-                w.untyped_data(), y->untyped_data(), nullptr, stream);
+  if (ffi::Error e = check_normgate_operands(x, z, w, gated, &desc); e.failure()) return e;
+  if (y->element_type() != x.element_type() || !same_dims(y->dimensions(), x.dimensions())) {
+    return ffi::Error::InvalidArgument("cake_jax normgate: y must have x's shape and dtype");
+  }
+  apply_normgate_attrs(a, &desc);
+  if (ffi::Error e = check_struct_size(desc); e.failure()) return e;
+  if (desc.rows == 0) return ffi::Error::Success();
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  CAKE_JAX_CALL(cake_normgate_forward, *h, &desc, x.untyped_data(),
+                gated ? z.untyped_data() : nullptr, w.untyped_data(), y->untyped_data(),
+                nullptr, stream);
   return ffi::Error::Success();
 }
 
-ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, BF16Buffer dy, BF16Buffer x,
-                            BF16Buffer z, BF16Buffer w, ffi::Result<BF16Buffer> dx,
-                            ffi::Result<BF16Buffer> dz, ffi::Result<ffi::AnyBuffer> dw,
-                            ffi::Result<ffi::AnyBuffer> workspace, float eps, int32_t package,
-                            std::string_view program) {
+ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, ffi::AnyBuffer dy,
+                            ffi::AnyBuffer x, ffi::AnyBuffer z, ffi::AnyBuffer w,
+                            ffi::Result<ffi::AnyBuffer> dx, ffi::Result<ffi::AnyBuffer> dz,
+                            ffi::Result<ffi::AnyBuffer> dw,
+                            ffi::Result<ffi::AnyBuffer> workspace, ffi::Dictionary attrs) {
   CAKE_JAX_REQUIRE(cake_normgate_workspace_size);
   CAKE_JAX_REQUIRE(cake_normgate_backward);
-  int64_t rows = 0, d = 0;
-  if (ffi::Error e = check_normgate_shapes(x, z, w, &rows, &d); e.failure()) return e;
-  if (!same_dims(dy.dimensions(), x.dimensions())) {
-    return ffi::Error::InvalidArgument("cake_jax normgate backward: dy must have x's shape");
+  NormgateAttrs a;
+  if (ffi::Error e = read_normgate_attrs(attrs, &a); e.failure()) return e;
+  const bool gated = a.gate != CAKE_NORMGATE_GATE_NONE;
+  cake_normgate_desc desc;
+  CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
+  if (ffi::Error e = check_normgate_operands(x, z, w, gated, &desc); e.failure()) return e;
+  if (!same_dims(dy.dimensions(), x.dimensions()) || dy.element_type() != x.element_type() ||
+      !same_dims(dx->dimensions(), x.dimensions()) || dx->element_type() != x.element_type()) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate backward: dy and dx must have x's shape and dtype");
   }
-  const ffi::DataType dw_type = dw->element_type();
-  if ((dw_type != ffi::DataType::BF16 && dw_type != ffi::DataType::F32) ||
-      static_cast<int64_t>(dw->element_count()) != d) {
-    return ffi::Error::InvalidArgument("cake_jax normgate backward: dw must be BF16 or F32 [d]");
+  if (gated && (!same_dims(dz->dimensions(), z.dimensions()) ||
+                dz->element_type() != z.element_type())) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate backward: dz must have z's shape and dtype");
   }
+  const cake_dtype_t dw_type = cake_dtype_of(dw->element_type());
+  if (dw_type == 0 || static_cast<int64_t>(dw->element_count()) != desc.d) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate backward: dw must be BF16, F16 or F32 [d]");
+  }
+  apply_normgate_attrs(a, &desc);
+  desc.dw_dtype = dw_type;
+  if (ffi::Error e = check_struct_size(desc); e.failure()) return e;
   ffi::ErrorOr<cake_handle_t> h = handle_for(device);
   if (h.has_error()) return h.error();
-  if (rows == 0) {
+  if (desc.rows == 0) {
     const cudaError_t err = cudaMemsetAsync(dw->untyped_data(), 0, dw->size_bytes(), stream);
     if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
     return ffi::Error::Success();
   }
-  cake_normgate_desc desc;
-  CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
-  std::string name;
-  desc.rows = rows;
-  desc.d = static_cast<int32_t>(d);
-  desc.eps = eps;
-  desc.package = static_cast<cake_normgate_package_t>(package);
-  desc.dw_dtype = dw_type == ffi::DataType::F32 ? CAKE_DTYPE_F32 : CAKE_DTYPE_BF16;
-  desc.program = program_or_null(program, &name);
   // The workspace is an extra result buffer, sized at trace time with
-  // cake_jax_normgate_workspace_size(): XLA allocates it fresh for every call, so it is zeroed
-  // here, on the stream, before Cake uses it.
+  // cake_jax_normgate_workspace_size_ex(): XLA allocates it fresh for every call, so it is
+  // zeroed here, on the stream, before Cake uses it.
   size_t ws_bytes = 0;
   CAKE_JAX_CALL(cake_normgate_workspace_size, *h, &desc, &ws_bytes);
   if (workspace->size_bytes() < ws_bytes) {
@@ -217,8 +334,8 @@ ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, BF16Buffer dy, 
     }
   }
   CAKE_JAX_CALL(cake_normgate_backward, *h, &desc, dy.untyped_data(), x.untyped_data(),
-                z.untyped_data(), w.untyped_data(), dx->untyped_data(), dz->untyped_data(),
-                dw->untyped_data(), ws, ws_bytes, stream);
+                gated ? z.untyped_data() : nullptr, w.untyped_data(), dx->untyped_data(),
+                gated ? dz->untyped_data() : nullptr, dw->untyped_data(), ws, ws_bytes, stream);
   return ffi::Error::Success();
 }
 
@@ -298,32 +415,31 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_bwd(XLA_FFI_CallFrame *call_fra
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_bwd(XLA_FFI_CallFrame *call_frame);
 
+// Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
+// gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_fwd, NormgateForward,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Ctx<ffi::DeviceOrdinal>()
-                                  .Arg<BF16Buffer>()  // x
-                                  .Arg<BF16Buffer>()  // z
-                                  .Arg<BF16Buffer>()  // w
-                                  .Ret<BF16Buffer>()  // y
-                                  .Attr<float>("eps")
-                                  .Attr<std::string_view>("program"));
+                                  .Arg<ffi::AnyBuffer>()  // x: BF16, F16 or F32
+                                  .Arg<ffi::AnyBuffer>()  // z: BF16, F16 or F32 (any, no gate)
+                                  .Arg<ffi::AnyBuffer>()  // w: BF16, F16 or F32
+                                  .Ret<ffi::AnyBuffer>()  // y: x's dtype
+                                  .Attrs<ffi::Dictionary>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_bwd, NormgateBackward,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Ctx<ffi::DeviceOrdinal>()
-                                  .Arg<BF16Buffer>()      // dy
-                                  .Arg<BF16Buffer>()      // x
-                                  .Arg<BF16Buffer>()      // z
-                                  .Arg<BF16Buffer>()      // w
-                                  .Ret<BF16Buffer>()      // dx
-                                  .Ret<BF16Buffer>()      // dz
-                                  .Ret<ffi::AnyBuffer>()  // dw: BF16 or F32
+                                  .Arg<ffi::AnyBuffer>()  // dy: x's dtype
+                                  .Arg<ffi::AnyBuffer>()  // x
+                                  .Arg<ffi::AnyBuffer>()  // z
+                                  .Arg<ffi::AnyBuffer>()  // w
+                                  .Ret<ffi::AnyBuffer>()  // dx: x's dtype
+                                  .Ret<ffi::AnyBuffer>()  // dz: z's dtype (empty, no gate)
+                                  .Ret<ffi::AnyBuffer>()  // dw: BF16, F16 or F32
                                   .Ret<ffi::AnyBuffer>()  // workspace: U8, discarded
-                                  .Attr<float>("eps")
-                                  .Attr<int32_t>("package")
-                                  .Attr<std::string_view>("program"));
+                                  .Attrs<ffi::Dictionary>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_fwd, SwigluForward,
                               ffi::Ffi::Bind()
@@ -371,8 +487,8 @@ CAKE_JAX_EXPORT cake_status_t cake_jax_prepare(int device) {
 }
 
 /// Bytes of workspace the norm-gate backward needs on device @p device (prepared) for rows x d,
-/// @p package, FP32 (@p dw_f32 != 0) or BF16 dw. Called while tracing, to size the workspace
-/// result of cake_jax_normgate_bwd.
+/// @p package, FP32 (@p dw_f32 != 0) or BF16 dw, the default variant. Kept for callers of the
+/// first shim; cake_jax uses cake_jax_normgate_workspace_size_ex().
 CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size(int device, int64_t rows, int32_t d,
                                                                int32_t package, int32_t dw_f32,
                                                                size_t *bytes) {
@@ -387,6 +503,37 @@ CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size(int device, int64
   desc.dw_dtype = dw_f32 ? CAKE_DTYPE_F32 : CAKE_DTYPE_BF16;
   return cake_normgate_workspace_size(h, &desc, bytes);
 }
+
+/// As cake_jax_normgate_workspace_size() for any variant: dtypes are cake_dtype_t values,
+/// @p gate a cake_normgate_gate_t, @p gate_before_norm 0/1, @p group_size 0 for the row.
+/// CAKE_STATUS_UNSUPPORTED_SHAPE when the library predates the variant fields and a value
+/// is not the default (it would ignore it).
+CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size_ex(
+    int device, int64_t rows, int32_t d, int32_t package, int32_t dw_dtype, int32_t gate,
+    int32_t gate_before_norm, int32_t group_size, int32_t x_dtype, int32_t z_dtype,
+    int32_t w_dtype, size_t *bytes) {
+  if (&cake_normgate_workspace_size == nullptr) return CAKE_STATUS_INTERNAL_ERROR;
+  if (device < 0 || device >= kMaxDevices) return CAKE_STATUS_NO_DEVICE;
+  cake_handle_t h = g_handles[device].load(std::memory_order_acquire);
+  cake_normgate_desc desc;
+  cake_normgate_desc_init(&desc);
+  desc.rows = rows;
+  desc.d = d;
+  desc.package = static_cast<cake_normgate_package_t>(package);
+  desc.dw_dtype = static_cast<cake_dtype_t>(dw_dtype);
+  desc.gate = static_cast<cake_normgate_gate_t>(gate);
+  desc.placement = gate_before_norm ? CAKE_NORMGATE_GATE_BEFORE_NORM : CAKE_NORMGATE_GATE_AFTER_NORM;
+  desc.group_size = group_size;
+  desc.x_dtype = static_cast<cake_dtype_t>(x_dtype);
+  desc.z_dtype = static_cast<cake_dtype_t>(z_dtype);
+  desc.w_dtype = static_cast<cake_dtype_t>(w_dtype);
+  if (check_struct_size(desc).failure()) return CAKE_STATUS_UNSUPPORTED_SHAPE;
+  return cake_normgate_workspace_size(h, &desc, bytes);
+}
+
+/// 1: the normgate handlers read the gate, gate_before_norm and group_size attributes and take
+/// BF16, F16 and F32 operands (the Python module checks this before passing a variant).
+CAKE_JAX_EXPORT int cake_jax_normgate_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
 /// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward.

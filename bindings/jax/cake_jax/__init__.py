@@ -2,6 +2,7 @@
 
     import cake_jax
     y = cake_jax.normgate(x, z, w, eps=1e-6)          # jax.custom_vjp: jit, grad, shard_map
+    y = cake_jax.normgate(x, z, w, gate="sigmoid", gate_before_norm=True, group_size=64)
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
 
@@ -203,79 +204,203 @@ def _ffi(target, results, args, **attrs):
 
 
 # ---- norm-gate -------------------------------------------------------------------------------
-def _check_normgate(x, z, w):
-    if x.ndim < 1 or x.shape != z.shape or w.shape != (x.shape[-1],):
-        raise ValueError(f"cake_jax normgate: x {x.shape}, z {z.shape} must be one shape [..., d] "
-                         f"and w {w.shape} must be [d]")
-    for name, t in (("x", x), ("z", z)):
-        if t.dtype != jnp.bfloat16:
-            raise TypeError(f"cake_jax normgate: {name} is {t.dtype}; Cake takes bfloat16")
+_FLOATS = {jnp.dtype(jnp.bfloat16): _cake.DType.BF16, jnp.dtype(jnp.float16): _cake.DType.F16,
+           jnp.dtype(jnp.float32): _cake.DType.F32}
+#: The shim reads the variant attributes (gate, gate_before_norm, group_size) and takes F16 / F32
+#: operands; a shim built before them takes BF16 and eps / program / package only.
+_SHIM_VARIANTS = hasattr(_shim, "cake_jax_normgate_variants")
+#: libcake.so's descriptor has the 0.3 variant fields (an older library would ignore them).
+_LIB_VARIANTS = (ctypes.sizeof(_cake_lib.NormgateDesc)
+                 <= _cake.normgate_desc(rows=1, d=8).struct_size)
+if _SHIM_VARIANTS:
+    _shim.cake_jax_normgate_workspace_size_ex.argtypes = (
+        [ctypes.c_int, ctypes.c_int64] + [ctypes.c_int32] * 9 + [ctypes.POINTER(ctypes.c_size_t)])
+    _shim.cake_jax_normgate_workspace_size_ex.restype = ctypes.c_int
 
 
-def normgate_forward(x, z, w, eps: float = 1e-6, program: Optional[str] = None):
-    """y = bf16(rmsnorm(x) * w * silu(z)) (no autodiff: see normgate())."""
-    _check_normgate(x, z, w)
+class _Variant(NamedTuple):
+    """The static options of a norm-gate call (hashable: custom_vjp's nondiff arguments)."""
+
+    eps: float
+    gate: int  # cake.NormgateGate
+    gate_before_norm: bool
+    group_size: int  # 0: the whole row
+    program: Optional[str]
+
+    def attrs(self, **extra):
+        out = {"eps": np.float32(self.eps), "program": self.program or "", **extra}
+        if self.is_default():
+            if not _SHIM_VARIANTS:
+                return out  # exactly what a shim of the first handlers decodes
+        elif not (_SHIM_VARIANTS and _LIB_VARIANTS):
+            what = "libcake_jax.so" if not _SHIM_VARIANTS else "libcake.so"
+            raise _cake.UnavailableError("cake_normgate_desc_init", what,
+                                         "the normgate gate / placement / group_size options")
+        out.update(gate=np.int32(self.gate), gate_before_norm=np.int32(self.gate_before_norm),
+                   group_size=np.int32(self.group_size))
+        return out
+
+    def is_default(self) -> bool:
+        return (self.gate == _cake.NormgateGate.SILU and not self.gate_before_norm
+                and self.group_size == 0)
+
+
+def _variant(eps, gate, gate_before_norm, group_size, program, z) -> _Variant:
+    g = _cake.NormgateGate.NONE if z is None else _cake.NormgateGate.parse(gate)
+    if g == _cake.NormgateGate.NONE and z is not None:
+        raise ValueError("cake_jax normgate: gate 'none' takes z=None")
+    if not isinstance(gate_before_norm, (bool, np.bool_)):
+        raise TypeError(f"cake_jax normgate: gate_before_norm {gate_before_norm!r}: True or False")
+    group = 0 if group_size is None else int(group_size)
+    return _Variant(float(eps), int(g), bool(gate_before_norm), group, program)
+
+
+def _check_normgate(x, z, w, v: "_Variant"):
+    if x.ndim < 1 or (z is not None and x.shape != z.shape) or w.shape != (x.shape[-1],):
+        raise ValueError(f"cake_jax normgate: x {x.shape}, z {None if z is None else z.shape} "
+                         f"must be one shape [..., d] and w {w.shape} must be [d]")
+    d = x.shape[-1]
+    if v.group_size and (v.group_size < 0 or d % v.group_size):
+        raise ValueError(f"cake_jax normgate: group_size {v.group_size} must divide d = {d}")
+    for name, t in (("x", x), ("z", z), ("w", w)):
+        if t is None:
+            continue
+        if jnp.dtype(t.dtype) not in _FLOATS:
+            raise TypeError(f"cake_jax normgate: {name} is {t.dtype}; Cake takes bfloat16, "
+                            "float16 or float32")
+        legacy = not (_SHIM_VARIANTS and _LIB_VARIANTS)
+        if legacy and name != "w" and jnp.dtype(t.dtype) != jnp.dtype(jnp.bfloat16):
+            raise TypeError(f"cake_jax normgate: {name} is {t.dtype}; this libcake takes "
+                            "bfloat16 only (float16 / float32 need libcake 0.3)")
+
+
+def _w_for_kernel(w):
+    # A library without the dtype fields takes a BF16 w (an FP32 master weight is cast).
+    if _SHIM_VARIANTS and _LIB_VARIANTS:
+        return w
+    return w.astype(jnp.bfloat16)
+
+
+def _z_operand(x, z):
+    # Without a gate the shim ignores z; an empty array stands in for it.
+    return jnp.zeros((0,), x.dtype) if z is None else z
+
+
+def normgate_forward(x, z, w, eps: float = 1e-6, program: Optional[str] = None, *,
+                     gate="silu", gate_before_norm: bool = False, group_size=None):
+    """y = rmsnorm_G(x) * w * a(z) (gate_before_norm False) or rmsnorm_G(x * a(z)) * w, in x's
+    dtype; a = silu or sigmoid (@p gate); z None: no gate. No autodiff: see normgate()."""
+    v = _variant(eps, gate, gate_before_norm, group_size, program, z)
+    return _forward(x, z, w, v)
+
+
+def _forward(x, z, w, v: _Variant):
+    _check_normgate(x, z, w, v)
     prepare()
-    (y,) = _ffi("cake_normgate_fwd", ((x.shape, jnp.bfloat16),),
-                (x, z, w.astype(jnp.bfloat16)), eps=np.float32(eps), program=program or "")
+    (y,) = _ffi("cake_normgate_fwd", ((x.shape, x.dtype),),
+                (x, _z_operand(x, z), _w_for_kernel(w)), **v.attrs())
     return y
 
 
 def normgate_backward(dy, x, z, w, eps: float = 1e-6, deterministic: bool = True,
-                      dw_dtype=jnp.bfloat16, program: Optional[str] = None):
-    """(dx, dz, dw) of the norm-gate; dw in @p dw_dtype (bfloat16 or float32)."""
-    _check_normgate(x, z, w)
+                      dw_dtype=jnp.bfloat16, program: Optional[str] = None, *, gate="silu",
+                      gate_before_norm: bool = False, group_size=None):
+    """(dx, dz, dw) of the norm-gate: dx in x's dtype, dz in z's (None when z is None), dw in
+    @p dw_dtype (bfloat16, float16 or float32)."""
+    v = _variant(eps, gate, gate_before_norm, group_size, program, z)
+    return _backward(dy, x, z, w, v, deterministic, dw_dtype)
+
+
+def _backward(dy, x, z, w, v: _Variant, deterministic, dw_dtype):
+    _check_normgate(x, z, w, v)
     dw_dtype = jnp.dtype(dw_dtype)
-    if dw_dtype not in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32)):
-        raise TypeError(f"cake_jax normgate: dw_dtype {dw_dtype}: bfloat16 or float32")
+    allowed = tuple(_FLOATS) if (_SHIM_VARIANTS and _LIB_VARIANTS) else (
+        jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
+    if dw_dtype not in allowed:
+        raise TypeError(f"cake_jax normgate: dw_dtype {dw_dtype}: "
+                        + ", ".join(str(t) for t in allowed))
     prepare()
     d = x.shape[-1]
     package = int(_cake.NormgatePackage.DETERMINISTIC if deterministic
                   else _cake.NormgatePackage.NONDETERMINISTIC)
     rows = int(np.prod(x.shape[:-1], dtype=np.int64))
-    ws = _workspace_bytes(rows, d, package, dw_dtype == jnp.dtype(jnp.float32))
+    zop = _z_operand(x, z)
+    ws = _workspace_bytes(rows, d, package, dw_dtype, v, x.dtype, zop.dtype, w.dtype)
+    dz_shape = (0,) if z is None else z.shape
     dx, dz, dw, _ = _ffi("cake_normgate_bwd",
-                         ((x.shape, jnp.bfloat16), (z.shape, jnp.bfloat16), ((d,), dw_dtype),
+                         ((x.shape, x.dtype), (dz_shape, zop.dtype), ((d,), dw_dtype),
                           ((ws,), jnp.uint8)),
-                         (dy.astype(jnp.bfloat16), x, z, w.astype(jnp.bfloat16)),
-                         eps=np.float32(eps), package=np.int32(package), program=program or "")
+                         (dy.astype(x.dtype), x, zop, _w_for_kernel(w)),
+                         **v.attrs(package=np.int32(package)))
     # Inside shard_map, a w replicated over axes the rows are split over gets the sum of the
     # shards' gradients (what the transpose of its implicit broadcast would give).
-    summed = tuple(frozenset().union(*(_varying(a) for a in (dy, x, z))) - _varying(w))
+    operands = (dy, x) if z is None else (dy, x, z)
+    summed = tuple(frozenset().union(*(_varying(a) for a in operands)) - _varying(w))
     if summed:
         dw = jax.lax.psum(dw.astype(jnp.float32), summed).astype(dw_dtype)
-    return dx, dz, dw
+    return dx, (None if z is None else dz), dw
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6))
-def _normgate(x, z, w, eps, deterministic, dw_dtype, program):
-    return normgate_forward(x, z, w, eps, program)
+def _workspace_bytes(rows, d, package, dw_dtype, v, x_dtype, z_dtype, w_dtype) -> int:
+    """Bytes of norm-gate backward workspace: the most any prepared device needs."""
+    if rows == 0:
+        return 0
+    n = ctypes.c_size_t(0)
+    most = 0
+    for ordinal in sorted(_prepared):
+        if _SHIM_VARIANTS:
+            dt = [int(_FLOATS[jnp.dtype(t)]) for t in (dw_dtype, x_dtype, z_dtype, w_dtype)]
+            if not _LIB_VARIANTS:
+                dt[3] = int(_cake.DType.BF16)  # w is cast for such a library
+            status = _shim.cake_jax_normgate_workspace_size_ex(
+                ordinal, rows, d, package, dt[0], v.gate, int(v.gate_before_norm), v.group_size,
+                dt[1], dt[2], dt[3], ctypes.byref(n))
+        else:
+            status = _shim.cake_jax_normgate_workspace_size(
+                ordinal, rows, d, package, int(jnp.dtype(dw_dtype) == jnp.float32),
+                ctypes.byref(n))
+        _check(status, "cake_normgate_workspace_size")
+        most = max(most, n.value)
+    return most
 
 
-def _normgate_fwd(x, z, w, eps, deterministic, dw_dtype, program):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5))
+def _normgate(x, z, w, variant, deterministic, dw_dtype):
+    return _forward(x, z, w, variant)
+
+
+def _normgate_fwd(x, z, w, variant, deterministic, dw_dtype):
     # Only the inputs are kept: the backward recomputes rstd and the gate from x and z.
-    return normgate_forward(x, z, w, eps, program), (x, z, w)
+    return _forward(x, z, w, variant), (x, z, w)
 
 
-def _normgate_bwd(eps, deterministic, dw_dtype, program, residuals, dy):
+def _normgate_bwd(variant, deterministic, dw_dtype, residuals, dy):
     x, z, w = residuals
     dw_dtype = w.dtype if dw_dtype is None else dw_dtype
-    dx, dz, dw = normgate_backward(dy, x, z, w, eps, deterministic, dw_dtype, program)
+    dx, dz, dw = _backward(dy, x, z, w, variant, deterministic, dw_dtype)
     return dx, dz, dw.astype(w.dtype)
 
 
 _normgate.defvjp(_normgate_fwd, _normgate_bwd)
 
 
-def normgate(x, z, w, eps: float = 1e-6, *, deterministic: bool = True, dw_dtype=None,
+def normgate(x, z, w, eps: float = 1e-6, *, gate="silu", gate_before_norm: bool = False,
+             group_size=None, deterministic: bool = True, dw_dtype=None,
              program: Optional[str] = None):
-    """y = bf16(rmsnorm(x) * w * silu(z)) over rows of width d = x.shape[-1], differentiable.
+    """The gated RMSNorm over rows of width d = x.shape[-1], differentiable (jax.custom_vjp):
 
-    x, z: bfloat16 [..., d]; w: bfloat16 or float32 [d] (float32: cast for the kernel, and the
-    gradient comes back in float32 from an FP32 dw). dw_dtype overrides the dw the kernel
-    writes (None: w's dtype). deterministic picks the package."""
+        gate_before_norm False: y = rmsnorm_G(x) * w * a(z)
+        gate_before_norm True:  y = rmsnorm_G(x * a(z)) * w
+
+    a = silu (gate "silu" / "swish") or sigmoid ("sigmoid"); z None: no gate. G = group_size
+    columns per mean square (None or d: the whole row). x, z: bfloat16, float16 or float32
+    [..., d] (they may differ); w: [d] of any of them; y in x's dtype, FP32 inside, one
+    rounding. dw_dtype: the dw the kernel writes (None: w's dtype); the gradient comes back in
+    w's dtype. deterministic picks the package. The defaults are Cake 0.2's op (with a
+    bfloat16 x and z, and a libcake older than 0.3, w is cast to bfloat16 as before)."""
+    v = _variant(eps, gate, gate_before_norm, group_size, program, z)
     dw = None if dw_dtype is None else jnp.dtype(dw_dtype).name
-    return _normgate(x, z, w, float(eps), bool(deterministic), dw, program)
+    return _normgate(x, z, w, v, bool(deterministic), dw)
 
 
 # ---- SwiGLU + MXFP8 --------------------------------------------------------------------------

@@ -117,3 +117,23 @@ def check_mxfp8(name, q, s, q_ref, s_ref, rows, cols):
     qgap = np.abs(e4m3_ordinal(q).reshape(rows, cols) - e4m3_ordinal(q_ref))
     assert qgap[same].max() <= 1, f"{name}: E4M3 ordinal gap {qgap[same].max()}"
     assert (qgap[same] != 0).sum() <= max(8, 1e-5 * qgap.size), f"{name}: data bytes differ"
+
+
+def gated_rmsnorm64(x, z, w, eps, gate="silu", gate_before_norm=False, group_size=None):
+    """Every normgate variant in float64: y = rmsnorm_G(x) * w * a(z), or rmsnorm_G(x * a(z)) * w
+    with gate_before_norm; a = silu or sigmoid; z None: no gate; G = group_size (None: row)."""
+    h, w = f64(x), f64(w)
+    a = None
+    if z is not None:
+        zf = f64(z)
+        a = zf * sigmoid(zf) if gate == "silu" else sigmoid(zf)
+        if gate_before_norm:
+            h = h * a
+    d = h.shape[-1]
+    g = d if group_size is None else group_size
+    hg = h.reshape(*h.shape[:-1], d // g, g)
+    n = (hg / np.sqrt(np.mean(hg * hg, axis=-1, keepdims=True) + eps)).reshape(h.shape)
+    y = n * w
+    if a is not None and not gate_before_norm:
+        y = y * a
+    return y

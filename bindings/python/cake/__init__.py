@@ -5,7 +5,7 @@ addresses and streams as integer CUstream/cudaStream_t values, so any CUDA Pytho
 it; `cake.torch` is the PyTorch layer (autograd functions, custom ops) on top of this module.
 
     import cake
-    print(cake.version())                       # (0, 2, 0)
+    print(cake.version())                       # (0, 3, 0)
     with cake.Handle(0) as h:                   # device 0
         desc = cake.normgate_desc(rows=4096, d=128)
         h.normgate_forward(desc, x_ptr, z_ptr, w_ptr, y_ptr, stream=stream_ptr)
@@ -43,7 +43,7 @@ from .errors import (
     UnsupportedShapeError,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "Arch", "Family", "Op", "DType", "NormgatePackage", "NormgateFlags", "NormgateGate",

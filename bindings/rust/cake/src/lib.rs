@@ -106,6 +106,29 @@ newtype_enum!(
     DType {
         BF16 = sys::CAKE_DTYPE_BF16,
         F32 = sys::CAKE_DTYPE_F32,
+        F16 = sys::CAKE_DTYPE_F16,
+    }
+);
+
+newtype_enum!(
+    /// `cake_normgate_gate_t`: the gate function a(z) of a norm-gate call.
+    NormgateGate {
+        /// a(z) = z * sigmoid(z) (the default).
+        SILU = sys::CAKE_NORMGATE_GATE_SILU,
+        /// a(z) = sigmoid(z).
+        SIGMOID = sys::CAKE_NORMGATE_GATE_SIGMOID,
+        /// No gate: y = rmsnorm_G(x) * w; z and dz are not used.
+        NONE = sys::CAKE_NORMGATE_GATE_NONE,
+    }
+);
+
+newtype_enum!(
+    /// `cake_normgate_placement_t`: where the gate applies relative to the normalisation.
+    NormgatePlacement {
+        /// y = rmsnorm_G(x) * w * a(z) (the default).
+        GATE_AFTER_NORM = sys::CAKE_NORMGATE_GATE_AFTER_NORM,
+        /// y = rmsnorm_G(x * a(z)) * w.
+        GATE_BEFORE_NORM = sys::CAKE_NORMGATE_GATE_BEFORE_NORM,
     }
 );
 
@@ -338,7 +361,12 @@ fn program_cstring(name: &str) -> Result<CString> {
 }
 
 /// A norm-gate call's shape and options (`cake_normgate_desc`), built from the defaults of
-/// `cake_normgate_desc_init` (eps 1e-6, packed rows, deterministic, BF16 dw, routed).
+/// `cake_normgate_desc_init` (eps 1e-6, packed rows, deterministic, BF16 dw, routed; SiLU gate
+/// after the norm over the whole row, BF16 x, z and w).
+///
+/// The variant fields (gate, placement, group size, x/z/w dtypes: Cake 0.3) are ignored by an
+/// older libcake.so, whose init sets a smaller struct_size: [`NormgateDesc::check_fields`]
+/// (called by every [`Handle`] normgate method) refuses a non-default value then.
 #[derive(Clone)]
 pub struct NormgateDesc {
     raw: sys::cake_normgate_desc,
@@ -383,6 +411,98 @@ impl NormgateDesc {
         self.raw.flags = flags.0;
         self
     }
+    /// The gate function a(z) (NormgateGate::NONE: no gate, z and dz unused).
+    pub fn gate(mut self, gate: NormgateGate) -> Self {
+        self.raw.gate = gate.0;
+        self
+    }
+    pub fn placement(mut self, placement: NormgatePlacement) -> Self {
+        self.raw.placement = placement.0;
+        self
+    }
+    /// true: y = rmsnorm_G(x * a(z)) * w; false (default): y = rmsnorm_G(x) * w * a(z).
+    pub fn gate_before_norm(self, before: bool) -> Self {
+        self.placement(if before {
+            NormgatePlacement::GATE_BEFORE_NORM
+        } else {
+            NormgatePlacement::GATE_AFTER_NORM
+        })
+    }
+    /// Columns per mean-square group: 0 or d for the whole row, else a multiple of 8 dividing d.
+    pub fn group_size(mut self, group_size: i32) -> Self {
+        self.raw.group_size = group_size;
+        self
+    }
+    /// x and y (forward), dy and dx (backward).
+    pub fn x_dtype(mut self, dtype: DType) -> Self {
+        self.raw.x_dtype = dtype.0;
+        self
+    }
+    /// z and dz.
+    pub fn z_dtype(mut self, dtype: DType) -> Self {
+        self.raw.z_dtype = dtype.0;
+        self
+    }
+    /// w.
+    pub fn w_dtype(mut self, dtype: DType) -> Self {
+        self.raw.w_dtype = dtype.0;
+        self
+    }
+    pub fn gate_fn(&self) -> NormgateGate {
+        NormgateGate(self.raw.gate)
+    }
+    pub fn placement_of(&self) -> NormgatePlacement {
+        NormgatePlacement(self.raw.placement)
+    }
+    /// Ok when the linked library reads every field set away from its default: a library
+    /// older than a field (its init sets a smaller struct_size) would ignore it, so a
+    /// non-default value gives Err(NOT_IN_LIBRARY) naming the field.
+    pub fn check_fields(&self) -> Result<()> {
+        let r = &self.raw;
+        let known = r.struct_size;
+        let base = std::mem::offset_of!(sys::cake_normgate_desc, gate);
+        let fields: [(&str, usize, bool); 6] = [
+            ("gate", base, r.gate != sys::CAKE_NORMGATE_GATE_SILU),
+            (
+                "placement",
+                std::mem::offset_of!(sys::cake_normgate_desc, placement),
+                r.placement != sys::CAKE_NORMGATE_GATE_AFTER_NORM,
+            ),
+            (
+                "group_size",
+                std::mem::offset_of!(sys::cake_normgate_desc, group_size),
+                r.group_size != 0,
+            ),
+            (
+                "x_dtype",
+                std::mem::offset_of!(sys::cake_normgate_desc, x_dtype),
+                r.x_dtype != sys::CAKE_DTYPE_BF16,
+            ),
+            (
+                "z_dtype",
+                std::mem::offset_of!(sys::cake_normgate_desc, z_dtype),
+                r.z_dtype != sys::CAKE_DTYPE_BF16,
+            ),
+            (
+                "w_dtype",
+                std::mem::offset_of!(sys::cake_normgate_desc, w_dtype),
+                r.w_dtype != sys::CAKE_DTYPE_BF16,
+            ),
+        ];
+        for (name, offset, set) in fields {
+            if set && known < offset + 4 {
+                return Err(Error::binding(
+                    "cake_normgate_desc_init",
+                    Status::NOT_IN_LIBRARY,
+                    format!(
+                        "the linked libcake.so predates cake_normgate_desc.{name} (its struct \
+                         is {known} bytes) and would ignore it; link a newer libcake"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
     /// Force a program of the handle's table by name.
     pub fn program(mut self, name: &str) -> Result<Self> {
         let c = program_cstring(name)?;
@@ -398,6 +518,15 @@ impl NormgateDesc {
     }
     pub fn as_raw(&self) -> &sys::cake_normgate_desc {
         &self.raw
+    }
+    /// A descriptor from a raw `cake_normgate_desc` (e.g. one filled by C code), taken as it
+    /// is, struct_size included.
+    ///
+    /// # Safety
+    /// `raw.program` must be null or point to a NUL-terminated string that outlives the
+    /// returned descriptor and its clones.
+    pub unsafe fn from_raw(raw: sys::cake_normgate_desc) -> NormgateDesc {
+        NormgateDesc { raw, program: None }
     }
 }
 
@@ -569,6 +698,7 @@ impl Handle {
     }
 
     pub fn normgate_forward_query(&self, desc: &NormgateDesc) -> Result<ProgramInfo> {
+        desc.check_fields()?;
         let mut s = program_info_init();
         check("cake_normgate_forward_query", unsafe {
             sys::cake_normgate_forward_query(self.raw, desc.as_raw(), &mut s)
@@ -576,11 +706,14 @@ impl Handle {
         Ok(ProgramInfo::from_raw(&s))
     }
 
-    /// `cake_normgate_forward`: y = bf16(rmsnorm(x) * w * silu(z)), asynchronous on @p stream.
+    /// `cake_normgate_forward`: y = rmsnorm_G(x) * w * a(z) (or rmsnorm_G(x * a(z)) * w, as the
+    /// descriptor's gate, placement and group size say) in x's dtype, asynchronous on @p stream.
     ///
     /// # Safety
-    /// x, z, y ([rows, stride] BF16), w ([d] BF16) and rstd (null or [rows] f32) must be device
-    /// memory of this handle's device, live until the kernel has run on @p stream.
+    /// x, z, y ([rows, stride] of the descriptor's x / z dtypes; z may be null with
+    /// NormgateGate::NONE), w ([d] of its w dtype) and rstd (null or [rows, d / group] f32)
+    /// must be device memory of this handle's device, live until the kernel has run on
+    /// @p stream.
     pub unsafe fn normgate_forward(
         &self,
         desc: &NormgateDesc,
@@ -591,6 +724,7 @@ impl Handle {
         rstd: *mut f32,
         stream: Stream,
     ) -> Result<()> {
+        desc.check_fields()?;
         check(
             "cake_normgate_forward",
             sys::cake_normgate_forward(self.raw, desc.as_raw(), x, z, w, y, rstd, stream),
@@ -604,6 +738,7 @@ impl Handle {
             cake_has_cake_normgate_workspace_size,
             "cake_normgate_workspace_size",
             {
+                desc.check_fields()?;
                 let mut n = 0usize;
                 check("cake_normgate_workspace_size", unsafe {
                     sys::cake_normgate_workspace_size(self.raw, desc.as_raw(), &mut n)
@@ -626,6 +761,7 @@ impl Handle {
         stream: Stream,
     ) -> Result<()> {
         optional!(cake_has_cake_normgate_backward, "cake_normgate_backward", {
+            desc.check_fields()?;
             let a = args;
             check(
                 "cake_normgate_backward",
@@ -653,6 +789,7 @@ impl Handle {
             cake_has_cake_normgate_backward_query,
             "cake_normgate_backward_query",
             {
+                desc.check_fields()?;
                 let mut s = program_info_init();
                 check("cake_normgate_backward_query", unsafe {
                     sys::cake_normgate_backward_query(self.raw, desc.as_raw(), &mut s)

@@ -1,7 +1,7 @@
 //! Host-only tests: need libcake.so, no GPU and no driver.
 use cake::{
-    Arch, DType, Handle, HandleOptions, NormgateDesc, NormgatePackage, Orientation, Status,
-    SwigluMxfp8Desc,
+    Arch, DType, Handle, HandleOptions, NormgateDesc, NormgateGate, NormgatePackage,
+    NormgatePlacement, Orientation, Status, SwigluMxfp8Desc,
 };
 
 #[test]
@@ -114,6 +114,81 @@ fn descriptors() {
         .err()
         .expect("NUL is rejected");
     assert_eq!(e.status(), Status::INVALID_ARGUMENT);
+}
+
+#[test]
+fn normgate_variant_fields() {
+    let d = NormgateDesc::new(64, 256);
+    let raw = d.as_raw();
+    assert_eq!(std::mem::size_of::<cake::sys::cake_normgate_desc>(), 120);
+    if raw.struct_size < 120 {
+        eprintln!("skipped: the linked libcake.so predates the normgate variant fields");
+        return;
+    }
+    // The defaults of cake_normgate_desc_init: Cake 0.2's op.
+    assert_eq!((raw.gate, raw.placement, raw.group_size), (0, 0, 0));
+    assert_eq!((raw.x_dtype, raw.z_dtype, raw.w_dtype), (1, 1, 1));
+    assert_eq!(d.gate_fn(), NormgateGate::SILU);
+    assert_eq!(d.placement_of(), NormgatePlacement::GATE_AFTER_NORM);
+    assert!(d.check_fields().is_ok());
+    let v = d
+        .gate(NormgateGate::SIGMOID)
+        .gate_before_norm(true)
+        .group_size(64)
+        .x_dtype(DType::F16)
+        .z_dtype(DType::F32)
+        .w_dtype(DType::F32)
+        .dw_dtype(DType::F16);
+    let r = v.as_raw();
+    assert_eq!((r.gate, r.placement, r.group_size), (1, 1, 64));
+    assert_eq!((r.x_dtype, r.z_dtype, r.w_dtype, r.dw_dtype), (3, 2, 2, 3));
+    assert!(v.check_fields().is_ok());
+    assert_eq!(v.placement_of(), NormgatePlacement::GATE_BEFORE_NORM);
+    let none = NormgateDesc::new(1, 8)
+        .gate(NormgateGate::NONE)
+        .gate_before_norm(false);
+    assert_eq!(none.as_raw().gate, cake::sys::CAKE_NORMGATE_GATE_NONE);
+    assert_eq!(
+        none.as_raw().placement,
+        cake::sys::CAKE_NORMGATE_GATE_AFTER_NORM
+    );
+    assert_eq!(
+        format!("{:?}", NormgateGate::SIGMOID),
+        "NormgateGate::SIGMOID"
+    );
+    assert_eq!(format!("{:?}", DType(3)), "DType::F16");
+}
+
+#[test]
+fn an_older_library_refuses_the_variant_fields_it_would_ignore() {
+    // As if cake_normgate_desc_init came from a 0.2 library: its struct ends at program.
+    let old = std::mem::offset_of!(cake::sys::cake_normgate_desc, gate);
+    let with_size = |d: NormgateDesc| {
+        let mut raw = *d.as_raw();
+        raw.struct_size = old;
+        unsafe { NormgateDesc::from_raw(raw) } // program: null
+    };
+    assert!(with_size(NormgateDesc::new(4, 128)).check_fields().is_ok());
+    let cases: [(NormgateDesc, &str); 6] = [
+        (
+            NormgateDesc::new(4, 128).gate(NormgateGate::SIGMOID),
+            "gate",
+        ),
+        (
+            NormgateDesc::new(4, 128).gate_before_norm(true),
+            "placement",
+        ),
+        (NormgateDesc::new(4, 128).group_size(64), "group_size"),
+        (NormgateDesc::new(4, 128).x_dtype(DType::F32), "x_dtype"),
+        (NormgateDesc::new(4, 128).z_dtype(DType::F16), "z_dtype"),
+        (NormgateDesc::new(4, 128).w_dtype(DType::F32), "w_dtype"),
+    ];
+    for (desc, field) in cases {
+        let e = with_size(desc).check_fields().err().expect("refused");
+        assert_eq!(e.status(), Status::NOT_IN_LIBRARY);
+        let want = format!("cake_normgate_desc.{field}");
+        assert!(e.message().contains(&want), "{}", e.message());
+    }
 }
 
 #[test]
