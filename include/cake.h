@@ -52,7 +52,7 @@ extern "C" {
 /** @name Version */
 /** @{ */
 #define CAKE_VERSION_MAJOR 0 /**< Incremented when the stable section breaks (never, we intend). */
-#define CAKE_VERSION_MINOR 2 /**< Incremented when functions or fields are added. */
+#define CAKE_VERSION_MINOR 3 /**< Incremented when functions or fields are added. */
 #define CAKE_VERSION_PATCH 0 /**< Incremented for fixes. */
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define CAKE_VERSION (CAKE_VERSION_MAJOR * 10000 + CAKE_VERSION_MINOR * 100 + CAKE_VERSION_PATCH)

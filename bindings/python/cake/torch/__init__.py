@@ -51,6 +51,10 @@ __all__ = [
     "backend",
     "handle",
     "workspace",
+    "FusedRMSNormGated",
+    "RMSNormGated",
+    "patch_transformers",
+    "GatedNormPatchError",
 ]
 
 
@@ -236,3 +240,8 @@ def dequantize_mxfp8(q: torch.Tensor, s: torch.Tensor, colwise: bool = False) ->
     scale[e == 255] = float("nan")  # E8M0 255 is NaN
     out = qf * scale.repeat_interleave(32, dim=1)
     return out.t() if colwise else out
+
+
+# The drop-in modules and the transformers patch (they call normgate above).
+from .modules import FusedRMSNormGated, RMSNormGated  # noqa: E402
+from .patch import GatedNormPatchError, patch_transformers  # noqa: E402
