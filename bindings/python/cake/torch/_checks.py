@@ -1,6 +1,15 @@
 """The argument rules of the cake:: operators that need no device, in Python: the fake
 implementations (torch.compile, FakeTensor tracing) apply them, so a traced call fails where the
-real one would, with the same kind of error."""
+real one would, with the same kind of error.
+
+Two layers, in the order the real operators apply them:
+- the operator's own rules (bindings/torch/*_ops.cc): ranks, shapes, dtypes, devices;
+- the library's rules (lib/api/*.cc), which the operator meets only when there is work, i.e. for a
+  non-empty x (an empty one returns before the library is called): d, group_size, eps, m, k.
+Rules on sizes are applied where the size is a plain int; a symbolic size (dynamic shapes) is
+left to the real call rather than guarded on here."""
+
+import math
 
 import torch
 
@@ -10,15 +19,43 @@ from .. import errors as _errors
 from . import _schemas as S
 
 
+def _library_error(status, message):
+    name = "CAKE_STATUS_" + _errors.Status(status).name
+    return _errors.error_for(status, name, message)
+
+
 def _unsupported(message):
-    return _errors.error_for(_errors.Status.UNSUPPORTED_SHAPE, "CAKE_STATUS_UNSUPPORTED_SHAPE",
-                             message)
+    return _library_error(_errors.Status.UNSUPPORTED_SHAPE, message)
+
+
+def _invalid(message):
+    return _library_error(_errors.Status.INVALID_ARGUMENT, message)
+
 
 FLOATS = (torch.bfloat16, torch.float16, torch.float32)
 MAX_D = 8192
+def _known(v):
+    return isinstance(v, int)
 
 
-def normgate(op, x, z, w, gate, group_size):
+def _empty(t):
+    n = t.numel()
+    return _known(n) and n == 0
+
+
+def device(op, first, first_name, *rest):
+    """Every tensor on @p first's device. The device type is not checked here: DTensor's sharding
+    propagation and other tracers run the fake implementations on CPU fakes, and a real CPU
+    tensor reaches the real operator, whose CPU kernel says "Cake runs on CUDA tensors"."""
+    for name, t in rest:
+        if t is not None and t.device != first.device:
+            raise ValueError(f"cake {op}: {name} is on {t.device}; all tensors must be on one "
+                             f"CUDA device ({first.device})")
+
+
+def normgate(op, x, z, w, gate, group_size, eps=None):
+    """The norm-gate's rules (forward and backward), in the real operators' order. @p eps None:
+    not checked (the fallback passes it to the library, which checks it)."""
     if x.dim() < 1:
         raise ValueError(f"cake {op}: x must be [..., d]")
     has_z = z is not None
@@ -40,12 +77,18 @@ def normgate(op, x, z, w, gate, group_size):
         if t is not None and t.device != x.device:
             raise ValueError(f"cake {op}: {name} is on {t.device}; all tensors must be on one "
                              f"CUDA device ({x.device})")
-    if isinstance(d, int) and (d < 8 or d > MAX_D or d % 8):
-        raise _unsupported(f"cake {op}: desc->d = {d}: Cake serves multiples of 8 from 8 to "
-                           f"{MAX_D}")
-    if group_size and isinstance(d, int) and (group_size % 8 or d % group_size):
-        raise _unsupported(f"cake {op}: group_size {group_size} must be a multiple of 8 dividing "
-                           f"d = {d}")
+    if _empty(x):
+        return  # the operator returns before calling the library
+    if _known(d) and (d < 8 or d > MAX_D or d % 8):
+        raise _unsupported(f"desc->d = {d}: Cake serves multiples of 8 from 8 to {MAX_D} "
+                           "(tuned: 64, 128, 256)")
+    if eps is not None and not (math.isfinite(eps) and eps >= 0):
+        raise _invalid(f"desc->eps = {eps:g}: must be finite and >= 0")
+    if group_size < 0:
+        raise _invalid(f"desc->group_size = {group_size}: must be >= 0 (0: the whole row)")
+    if group_size and _known(d) and (group_size % 8 or d % group_size):
+        raise _unsupported(f"desc->group_size = {group_size}: must be 0 (the whole row) or a "
+                           f"multiple of 8 that divides d = {d}")
 
 
 def dy(dy, x):
@@ -54,20 +97,48 @@ def dy(dy, x):
                          f"{dy.device}) must match x ({tuple(x.shape)}, {x.dtype}, {x.device})")
 
 
-def swiglu(op, inp, grad=None):
+def main_grad(dw, x):
+    """The accumulating backward's dw buffer (Megatron's main_grad): [d], a float dtype, on x's
+    device, contiguous (its 16-byte alignment is checked by the real call: a fake has no
+    address)."""
+    d = x.shape[-1]
+    if dw.dim() != 1 or dw.shape[0] != d or dw.dtype not in FLOATS or dw.device != x.device:
+        raise ValueError(f"cake normgate backward: main_grad {tuple(dw.shape)} {dw.dtype} must be "
+                         f"a float32, bfloat16 or float16 [d = {d}] tensor on {x.device}")
+    if not dw.is_contiguous():
+        raise ValueError("cake normgate backward: main_grad must be contiguous and 16-byte "
+                         "aligned (it is accumulated into in place)")
+
+
+def orientation(value):
+    """cake_mxfp8_orientation_t of the operators' int argument (the operators' own rule)."""
+    if isinstance(value, int) and not 1 <= value <= 3:
+        raise ValueError(f"cake swiglu_mxfp8: orientation {value}: 1 (rowwise), 2 (colwise) or "
+                         "3 (both)")
+    return _cake.Orientation.parse(value)
+
+
+def swiglu(op, inp, grad=None, orient=None):
+    """The SwiGLU + MXFP8 rules; @p orient (the operators' int argument) is checked where the
+    operator checks it, between its own rules and the library's. Returns the Orientation (None
+    when @p orient is None)."""
     if inp.dim() != 2 or inp.shape[1] % 2:
         raise ValueError(f"cake {op}: in {tuple(inp.shape)} must be [m, 2k]")
     if inp.dtype != torch.bfloat16:
         raise TypeError(f"cake {op}: in is {inp.dtype}; Cake takes bfloat16")
     m, k = inp.shape[0], inp.shape[1] // 2
-    for name, v in (("m", m), ("k", k)):
-        if isinstance(v, int) and (v <= 0 or v % 128):
-            raise _unsupported(f"cake {op}: {name} = {v}: must be a positive multiple of 128")
     if grad is not None:
-        m, k2 = inp.shape
-        if grad.shape != (m, k2 // 2) or grad.dtype != torch.bfloat16 or grad.device != inp.device:
+        if grad.shape != (m, k) or grad.dtype != torch.bfloat16 or grad.device != inp.device:
             raise ValueError(f"cake {op}: grad ({tuple(grad.shape)}, {grad.dtype}) must be "
-                             f"bfloat16 [m, k] = [{m}, {k2 // 2}] on {inp.device}")
+                             f"bfloat16 [m, k] = [{m}, {k}] on {inp.device}")
+    parsed = None if orient is None else orientation(orient)
+    if _known(m) and _known(k):
+        if m <= 0 or k <= 0:
+            raise _invalid(f"desc->m = {m}, desc->k = {k}: both must be > 0")
+        if m % 128 or k % 128:
+            raise _unsupported(f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 "
+                               "(the swizzled 128x4 scale layout's tile)")
+    return parsed
 
 
 _DTYPES = {1: torch.bfloat16, 2: torch.float32, 3: torch.float16}

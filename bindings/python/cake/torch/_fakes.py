@@ -1,7 +1,8 @@
 """Fake implementations of the cake:: operators (torch.compile, FakeTensor and meta tracing):
-output shapes and dtypes, after the same argument checks the real operators make where they
-need no device. Registered for whichever implementation is loaded (the C++ library names this
-module with set_python_module)."""
+output shapes and dtypes, after every argument check the real operators make that needs no
+device (cake.torch._checks: the operators' rules, then the library's), so that a traced call
+fails where the real one would, with the same error class. Registered for whichever
+implementation is loaded (the C++ library names this module with set_python_module)."""
 
 import torch
 
@@ -9,22 +10,29 @@ import cake as _cake
 
 from . import _checks, _schemas as S
 
+
 def _dz(z, x):
     return z.new_empty(z.shape) if z is not None else x.new_empty(0)
+
+
+def _normgate_inputs(op, dy, x, z, w, eps, gate, group_size):
+    _checks.normgate(op, x, z, w, gate, group_size, eps)
+    _checks.device(op, x, "x", ("z", z), ("w", w))
+    if dy is not None:
+        _checks.dy(dy, x)
 
 
 @torch.library.register_fake("cake::normgate_fwd")
 def _normgate_fwd(x, z, w, eps=1e-6, gate=0, gate_before_norm=False, group_size=0,
                   deterministic=True, dw_mode=-1, main_grad=None, program=None):
-    _checks.normgate("normgate", x, z, w, gate, group_size)
+    _normgate_inputs("normgate", None, x, z, w, eps, gate, group_size)
     return x.new_empty(x.shape)
 
 
 @torch.library.register_fake("cake::normgate_bwd")
 def _normgate_bwd(dy, x, z, w, eps, gate, gate_before_norm, group_size, deterministic, dw_mode,
                   program=None):
-    _checks.normgate("normgate backward", x, z, w, gate, group_size)
-    _checks.dy(dy, x)
+    _normgate_inputs("normgate backward", dy, x, z, w, eps, gate, group_size)
     if dw_mode == S.DW_SKIP:
         dw = w.new_empty(0, dtype=torch.bfloat16)
     else:
@@ -35,14 +43,18 @@ def _normgate_bwd(dy, x, z, w, eps, gate, gate_before_norm, group_size, determin
 @torch.library.register_fake("cake::normgate_bwd_accumulate")
 def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group_size,
                              deterministic, program=None):
+    # The operator checks its inputs, then main_grad, then (non-empty x) the library's rules.
     _checks.normgate("normgate backward", x, z, w, gate, group_size)
+    _checks.device("normgate backward", x, "x", ("z", z), ("w", w))
     _checks.dy(dy, x)
+    _checks.main_grad(dw, x)
+    _checks.normgate("normgate backward", x, z, w, gate, group_size, eps)
     return x.new_empty(x.shape), _dz(z, x)
 
 
 def _swiglu(op, inp, grad, orientation):
-    _checks.swiglu(op, inp, grad)
-    orient = _cake.Orientation.parse(orientation)
+    _checks.device(op, inp, "in", ("grad", grad))
+    orient = _checks.swiglu(op, inp, grad, orientation)
     m, k2 = inp.shape
     sizes = _cake.swiglu_mxfp8_expected_sizes(m, k2 // 2, grad is not None)
     return _checks.swiglu_outputs(inp, orient, grad is not None, sizes)

@@ -1,0 +1,200 @@
+"""DTensor sharding rules of the cake:: operators (torch.distributed.tensor).
+
+Every Cake operator works on rows: a norm-gate row is the last dimension of x ([..., d]), a
+SwiGLU + MXFP8 row is a row of in ([m, 2k]). A DTensor sharded on rows therefore runs the
+operator on each rank's local rows with no communication; the columns (d, 2k) and w are
+replicated. Importing cake.torch registers these rules (this module), so
+
+    x = distribute_tensor(x, mesh, [Shard(0)])            # or any leading dim of [..., d]
+    w = distribute_tensor(w, mesh, [Replicate()])
+    y = cake.torch.normgate(x, z, w)                      # y: Shard(0), computed locally
+    y.sum().backward()                                    # w.grad: Partial(sum), see below
+
+What each operator accepts (per mesh dimension; a 2-D mesh combines them):
+
+- normgate_fwd:   x, z Shard(i) for a leading dim i (or Replicate), w Replicate  -> y like x.
+- normgate_bwd:   dy, x, z Shard(i), w Replicate -> dx, dz Shard(i), dw Partial(sum): each rank's
+                  dw is the sum over its rows (the deterministic package keeps each rank's bits
+                  fixed); the engine reduces it (redistribute, full_tensor, or the optimizer's
+                  first use), in its collective's order and in dw's dtype. Ask for
+                  dw_dtype=torch.float32 to have the partial sums added in FP32 and rounded once.
+                  Replicated rows give a Replicate dw.
+- normgate_bwd_accumulate (main_grad): the buffer is written in place, so it is never
+                  redistributed: with row-sharded inputs it must be a Partial(sum) DTensor (each
+                  rank adds its rows' dw to its own part), with replicated inputs a Replicate
+                  one. A Replicate main_grad with sharded rows makes DTensor gather the rows
+                  (correct, with communication); a mixed one is refused.
+- swiglu_mxfp8_fwd / _bwd: in (and grad) Shard(0) when every shard's rows are a multiple of 128
+                  (the scale tile), else Replicate. Rowwise outputs: row_q Shard(0), row_s
+                  Shard(0) (the swizzled layout keeps 128-row tiles contiguous, so the shards'
+                  bytes concatenate to the global layout exactly). Colwise outputs: col_q
+                  ([O, M], the transpose) Shard(1); col_s _StridedShard(0, O/128): the global
+                  layout holds, for each 128-row tile of O, the column tiles of every shard in
+                  order, which is what that placement describes, so full_tensor() gives the
+                  global swizzled layout bit for bit. On a mesh of more than one dimension the
+                  colwise forms take replicated rows (the strided placement composes along one
+                  dimension only).
+
+A new operator brings its rule as one function decorated with @rule("cake::name"): it gets
+the operator's arguments (DTensorSpec for tensors) and returns (outputs, inputs) placement lists
+for one mesh dimension (see register_sharding).
+"""
+
+import torch
+from torch.distributed.tensor import Partial, Replicate, Shard
+from torch.distributed.tensor.experimental import register_sharding
+
+from . import _schemas as S
+
+try:  # the placement of a 1-D view of a tensor sharded on its second dimension
+    from torch.distributed.tensor.placement_types import _StridedShard
+except ImportError:  # pragma: no cover (older torch: the colwise forms take replicated rows)
+    _StridedShard = None
+
+__all__ = ["rule", "register", "registered"]
+
+_R = Replicate()
+_RULES = {}
+_REGISTERED = []
+_active = False  # register() has run: a later @rule registers at once
+
+
+def rule(op_name):
+    """Decorator: @p fn is the sharding rule of operator @p op_name ("cake::name"); it is
+    registered by register() (at once when the operator is already loaded)."""
+
+    def wrap(fn):
+        _RULES[op_name] = fn
+        if _active:
+            _register_one(op_name, fn)
+        return fn
+
+    return wrap
+
+
+def _overload(op_name):
+    ns, name = op_name.split("::")
+    packet = getattr(getattr(torch.ops, ns), name, None)
+    return None if packet is None else packet.default
+
+
+def _register_one(op_name, fn):
+    op = _overload(op_name)
+    if op is None:
+        return False
+    register_sharding(op)(fn)
+    _REGISTERED.append(op_name)
+    return True
+
+
+def register():
+    """Register every rule whose operator is loaded (idempotent)."""
+    global _active
+    _active = True
+    for name, fn in _RULES.items():
+        if name not in _REGISTERED:
+            _register_one(name, fn)
+
+
+def registered():
+    """The operators whose rules are registered."""
+    return list(_REGISTERED)
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def _row_placements(x):
+    """Replicate, then Shard(i) for each leading (row) dimension of x ([..., d])."""
+    return [_R] + [Shard(i) for i in range(x.ndim - 1)]
+
+
+def _uniform(spec, what):
+    """The one placement @p spec has on every mesh dimension (a rule here is written per mesh
+    dimension, and a buffer written in place cannot be redistributed)."""
+    kinds = set(spec.placements)
+    if len(kinds) != 1:
+        raise ValueError(f"cake: {what} has placements {tuple(spec.placements)}; Cake takes one "
+                         "placement on every mesh dimension (all Partial with row-sharded inputs, "
+                         "all Replicate with replicated ones)")
+    return next(iter(kinds))
+
+
+# ---- norm-gate -------------------------------------------------------------------------------
+@rule("cake::normgate_fwd")
+def _normgate_fwd(x, z, w, eps=1e-6, gate=S.GATE_SILU, gate_before_norm=False, group_size=0,
+                  deterministic=True, dw_mode=S.DW_OF_W, main_grad=None, program=None):
+    # main_grad is only carried to the backward: it keeps whatever placement it has.
+    mg = None if main_grad is None else _uniform(main_grad, "main_grad")
+    out = []
+    for p in _row_placements(x):
+        out.append(([p], [p, None if z is None else p, _R, None, None, None, None, None, None,
+                          mg, None]))
+    return out
+
+
+@rule("cake::normgate_bwd")
+def _normgate_bwd(dy, x, z, w, eps, gate, gate_before_norm, group_size, deterministic, dw_mode,
+                  program=None):
+    out = []
+    for p in _row_placements(x):
+        # dw sums over the rows: a partial sum per rank when the rows are split. Without z, dz
+        # is an empty placeholder; a skipped dw is empty too.
+        dw = _R if (p == _R or dw_mode == S.DW_SKIP) else Partial()
+        zp = None if z is None else p
+        out.append(([p, _R if z is None else p, dw],
+                    [p, p, zp, _R, None, None, None, None, None, None, None]))
+    return out
+
+
+@rule("cake::normgate_bwd_accumulate")
+def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group_size,
+                             deterministic, program=None):
+    kind = _uniform(dw, "main_grad")
+    if kind == _R:
+        rows = [_R]  # each rank adds the whole dw: the inputs must be replicated
+    elif isinstance(kind, Partial) and kind.reduce_op == "sum":
+        rows = _row_placements(x)[1:]  # each rank adds its rows' part
+    else:
+        raise ValueError(f"cake: main_grad placement {kind}: Replicate (replicated rows) or "
+                         "Partial(sum) (row-sharded inputs)")
+    out = []
+    for p in rows:
+        zp = None if z is None else p
+        out.append(([p, _R if z is None else p],
+                    [p, p, zp, _R, kind, None, None, None, None, None, None]))
+    return out
+
+
+# ---- SwiGLU + MXFP8 --------------------------------------------------------------------------
+_SCALE_TILE = 128  # rows of one swizzled scale tile (docs/spec/swiglu-mxfp8.md)
+
+
+def _swiglu(inp, orientation, backward):
+    row = bool(orientation & 1)
+    col = bool(orientation & 2)
+    m, k2 = inp.shape
+    o = k2 if backward else k2 // 2
+    mesh = inp.mesh
+    e = _R  # the placement of an orientation's empty placeholders
+    out = [([_R, _R, _R, _R], [_R])]
+    # Every shard's rows must be whole scale tiles (checked against the whole mesh: a shard on
+    # part of it then has whole tiles too).
+    rows_ok = m % (_SCALE_TILE * mesh.size()) == 0
+    col_ok = not col or (mesh.ndim == 1 and _StridedShard is not None and o % _SCALE_TILE == 0)
+    if rows_ok and col_ok:
+        s = Shard(0)
+        col_s = _StridedShard(0, split_factor=o // _SCALE_TILE) if col else e
+        out.append(([s if row else e, s if row else e, Shard(1) if col else e, col_s], [s]))
+    return out
+
+
+@rule("cake::swiglu_mxfp8_fwd")
+def _swiglu_fwd(inp, orientation, program=None):
+    return [(o, i + [None, None]) for o, i in _swiglu(inp, orientation, False)]
+
+
+@rule("cake::swiglu_mxfp8_bwd")
+def _swiglu_bwd(inp, grad, orientation, program=None):
+    return [(o, i + i + [None, None]) for o, i in _swiglu(inp, orientation, True)]
+
+
+register()
