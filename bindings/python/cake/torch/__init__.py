@@ -245,3 +245,4 @@ def dequantize_mxfp8(q: torch.Tensor, s: torch.Tensor, colwise: bool = False) ->
 # The drop-in modules and the transformers patch (they call normgate above).
 from .modules import FusedRMSNormGated, RMSNormGated  # noqa: E402
 from .patch import GatedNormPatchError, patch_transformers  # noqa: E402
+from . import sharding  # noqa: E402,F401  (the DTensor sharding rules of the operators)

@@ -28,12 +28,13 @@ What each operator accepts (per mesh dimension; a 2-D mesh combines them):
                   (the scale tile), else Replicate. Rowwise outputs: row_q Shard(0), row_s
                   Shard(0) (the swizzled layout keeps 128-row tiles contiguous, so the shards'
                   bytes concatenate to the global layout exactly). Colwise outputs: col_q
-                  ([O, M], the transpose) Shard(1); col_s _StridedShard(0, O/128): the global
-                  layout holds, for each 128-row tile of O, the column tiles of every shard in
-                  order, which is what that placement describes, so full_tensor() gives the
-                  global swizzled layout bit for bit. On a mesh of more than one dimension the
-                  colwise forms take replicated rows (the strided placement composes along one
-                  dimension only).
+                  ([O, M], the transpose) Shard(1), exactly the global col_q. col_s Shard(0):
+                  each rank writes the swizzled scales of its own [O, M/n] block, and the
+                  global col_s is those n blocks one after the other ("shard-major"), not the
+                  unsharded call's layout (which interleaves the shards' 512-byte tiles within
+                  each 128-row tile of O). That is the layout a row-sharded MXFP8 GEMM wants
+                  (each rank multiplies its own block); colwise_scales_to_global() permutes it
+                  to the unsharded layout (a reshape and transpose of 512-byte tiles).
 
 A new operator brings its rule as one function decorated with @rule("cake::name"): it gets
 the operator's arguments (DTensorSpec for tensors) and returns (outputs, inputs) placement lists
@@ -41,19 +42,18 @@ for one mesh dimension (see register_sharding).
 """
 
 import torch
-from torch.distributed.tensor import Partial, Replicate, Shard
-from torch.distributed.tensor.experimental import register_sharding
 
 from . import _schemas as S
 
-try:  # the placement of a 1-D view of a tensor sharded on its second dimension
-    from torch.distributed.tensor.placement_types import _StridedShard
-except ImportError:  # pragma: no cover (older torch: the colwise forms take replicated rows)
-    _StridedShard = None
+try:  # a torch built without distributed support has no DTensor: nothing to register
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor.experimental import register_sharding
+except ImportError:  # pragma: no cover
+    Partial = Replicate = Shard = register_sharding = None
 
-__all__ = ["rule", "register", "registered"]
+__all__ = ["rule", "register", "registered", "colwise_scales_to_global"]
 
-_R = Replicate()
+_R = Replicate() if Replicate is not None else None
 _RULES = {}
 _REGISTERED = []
 _active = False  # register() has run: a later @rule registers at once
@@ -80,7 +80,7 @@ def _overload(op_name):
 
 def _register_one(op_name, fn):
     op = _overload(op_name)
-    if op is None:
+    if op is None or register_sharding is None:
         return False
     register_sharding(op)(fn)
     _REGISTERED.append(op_name)
@@ -171,20 +171,30 @@ _SCALE_TILE = 128  # rows of one swizzled scale tile (docs/spec/swiglu-mxfp8.md)
 def _swiglu(inp, orientation, backward):
     row = bool(orientation & 1)
     col = bool(orientation & 2)
-    m, k2 = inp.shape
-    o = k2 if backward else k2 // 2
-    mesh = inp.mesh
+    m = inp.shape[0]
     e = _R  # the placement of an orientation's empty placeholders
     out = [([_R, _R, _R, _R], [_R])]
     # Every shard's rows must be whole scale tiles (checked against the whole mesh: a shard on
     # part of it then has whole tiles too).
-    rows_ok = m % (_SCALE_TILE * mesh.size()) == 0
-    col_ok = not col or (mesh.ndim == 1 and _StridedShard is not None and o % _SCALE_TILE == 0)
-    if rows_ok and col_ok:
+    if m % (_SCALE_TILE * inp.mesh.size()) == 0:
         s = Shard(0)
-        col_s = _StridedShard(0, split_factor=o // _SCALE_TILE) if col else e
-        out.append(([s if row else e, s if row else e, Shard(1) if col else e, col_s], [s]))
+        out.append(([s if row else e, s if row else e, Shard(1) if col else e, s if col else e],
+                    [s]))
     return out
+
+
+def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
+    """The colwise scales of a call whose rows were split into @p shards equal parts, gathered
+    (shard-major: each shard's swizzled [o, m/shards] block in turn), in the unsharded call's
+    swizzled [o, m] layout. @p o: the colwise output's rows (k forward, 2k backward); @p m: all
+    rows. A plain tensor in, a plain tensor out."""
+    tile = _SCALE_TILE
+    if o % tile or m % (tile * shards):
+        raise ValueError(f"cake: colwise scales of o = {o}, m = {m} over {shards} shards: o and "
+                         "m / shards must be multiples of 128")
+    # One 512-byte tile per (128 rows of o, 4 scale columns = 128 rows of m); row tiles major.
+    blocks = col_s.reshape(shards, o // tile, m // shards // tile, 512)
+    return blocks.transpose(0, 1).reshape(-1)
 
 
 @rule("cake::swiglu_mxfp8_fwd")
