@@ -34,6 +34,9 @@ import numpy as np  # noqa: E402
 import cake as _cake  # noqa: E402
 import cake._lib as _cake_lib  # noqa: E402
 
+from . import _partition  # noqa: E402
+from ._partition import RowRule  # noqa: E402
+
 __all__ = [
     "normgate",
     "normgate_forward",
@@ -42,6 +45,7 @@ __all__ = [
     "swiglu_mxfp8_backward",
     "MXFP8Arrays",
     "dequantize_mxfp8",
+    "colwise_scales_to_global",
     "prepare",
     "has_op",
     "shim_path",
@@ -260,8 +264,19 @@ def _check_normgate(x, z, w, v: "_Variant"):
         raise ValueError(f"cake_jax normgate: x {x.shape}, z {None if z is None else z.shape} "
                          f"must be one shape [..., d] and w {w.shape} must be [d]")
     d = x.shape[-1]
-    if v.group_size and (v.group_size < 0 or d % v.group_size):
-        raise ValueError(f"cake_jax normgate: group_size {v.group_size} must divide d = {d}")
+    from cake.errors import Status
+
+    # The library's rules, at trace time with its words (not an XLA error at run time).
+    if d < 8 or d > 8192 or d % 8:
+        raise _library_error(Status.UNSUPPORTED_SHAPE, f"desc->d = {d}: Cake serves multiples "
+                             "of 8 from 8 to 8192 (tuned: 64, 128, 256)")
+    if not (np.isfinite(v.eps) and v.eps >= 0):
+        raise _library_error(Status.INVALID_ARGUMENT,
+                             f"desc->eps = {v.eps:g}: must be finite and >= 0")
+    if v.group_size and (v.group_size < 0 or v.group_size % 8 or d % v.group_size):
+        raise _library_error(Status.UNSUPPORTED_SHAPE,
+                             f"desc->group_size = {v.group_size}: must be 0 (the whole row) or a "
+                             f"multiple of 8 that divides d = {d}")
     for name, t in (("x", x), ("z", z), ("w", w)):
         if t is None:
             continue
@@ -297,9 +312,43 @@ def normgate_forward(x, z, w, eps: float = 1e-6, program: Optional[str] = None, 
 def _forward(x, z, w, v: _Variant):
     _check_normgate(x, z, w, v)
     prepare()
+    args = (x, w) if z is None else (x, z, w)
+    if _manual(args):  # inside shard_map: the operands are already one device's
+        return _forward_local(x, z, w, v)
+    return _normgate_fwd_op(v, z is not None)(*args)
+
+
+def _forward_local(x, z, w, v):
     (y,) = _ffi("cake_normgate_fwd", ((x.shape, x.dtype),),
                 (x, _z_operand(x, z), _w_for_kernel(w)), **v.attrs())
     return y
+
+
+def _manual(args) -> bool:
+    return any(_varying(a) for a in args)
+
+
+@functools.lru_cache(maxsize=None)
+def _normgate_fwd_op(v, has_z):
+    def local(axes, mesh, x, *rest):
+        z, w = rest if has_z else (None, rest[0])
+        return _forward_local(x, z, w, v)
+
+    def shardings(mesh, spec, arg_shapes):
+        return spec, [spec] * (2 if has_z else 1) + [(None,)], [spec]
+
+    rule = RowRule(local, "... d, ... d, d -> ... d" if has_z else "... d, d -> ... d",
+                   shardings, ("d",))
+    op = _partition.partitioned(rule, 2)
+
+    def fold(n, batched, *args):
+        if batched[-1]:
+            return None  # a w per batch element: one call cannot take it
+        rows = [a if b else jnp.broadcast_to(a, (n,) + a.shape)
+                for a, b in zip(args[:-1], batched[:-1])]
+        return op(*rows, args[-1]), True
+
+    return _partition.batched(op, fold)
 
 
 def normgate_backward(dy, x, z, w, eps: float = 1e-6, deterministic: bool = True,
@@ -320,17 +369,27 @@ def _backward(dy, x, z, w, v: _Variant, deterministic, dw_dtype):
         raise TypeError(f"cake_jax normgate: dw_dtype {dw_dtype}: "
                         + ", ".join(str(t) for t in allowed))
     prepare()
-    d = x.shape[-1]
     package = int(_cake.NormgatePackage.DETERMINISTIC if deterministic
                   else _cake.NormgatePackage.NONDETERMINISTIC)
+    dy = dy.astype(x.dtype)
+    args = (dy, x, w) if z is None else (dy, x, z, w)
+    if _manual(args):  # inside shard_map: the operands are already one device's
+        return _backward_local(dy, x, z, w, v, package, dw_dtype, dw_dtype)
+    out = _normgate_bwd_op(v, z is not None, package, dw_dtype.name)(*args)
+    dx, dz, dw = out if z is not None else (out[0], None, out[1])
+    return dx, dz, dw
+
+
+def _backward_local(dy, x, z, w, v, package, dw_dtype, kernel_dw_dtype):
+    d = x.shape[-1]
     rows = int(np.prod(x.shape[:-1], dtype=np.int64))
     zop = _z_operand(x, z)
-    ws = _workspace_bytes(rows, d, package, dw_dtype, v, x.dtype, zop.dtype, w.dtype)
+    ws = _workspace_bytes(rows, d, package, kernel_dw_dtype, v, x.dtype, zop.dtype, w.dtype)
     dz_shape = (0,) if z is None else z.shape
     dx, dz, dw, _ = _ffi("cake_normgate_bwd",
-                         ((x.shape, x.dtype), (dz_shape, zop.dtype), ((d,), dw_dtype),
+                         ((x.shape, x.dtype), (dz_shape, zop.dtype), ((d,), kernel_dw_dtype),
                           ((ws,), jnp.uint8)),
-                         (dy.astype(x.dtype), x, zop, _w_for_kernel(w)),
+                         (dy, x, zop, _w_for_kernel(w)),
                          **v.attrs(package=np.int32(package)))
     # Inside shard_map, a w replicated over axes the rows are split over gets the sum of the
     # shards' gradients (what the transpose of its implicit broadcast would give).
@@ -339,6 +398,34 @@ def _backward(dy, x, z, w, v: _Variant, deterministic, dw_dtype):
     if summed:
         dw = jax.lax.psum(dw.astype(jnp.float32), summed).astype(dw_dtype)
     return dx, (None if z is None else dz), dw
+
+
+@functools.lru_cache(maxsize=None)
+def _normgate_bwd_op(v, has_z, package, dw_name):
+    dw_dtype = jnp.dtype(dw_name)
+
+    def local(axes, mesh, dy, x, *rest):
+        z, w = rest if has_z else (None, rest[0])
+        # Split rows: each device's dw in FP32, summed in FP32 over the row axes, rounded once.
+        kernel_dw = jnp.dtype(jnp.float32) if axes and _FP32_DW else dw_dtype
+        dx, dz, dw = _backward_local(dy, x, z, w, v, package, dw_dtype, kernel_dw)
+        if axes:
+            dw = jax.lax.psum(dw.astype(jnp.float32), axes).astype(dw_dtype)
+        return (dx, dz, dw) if has_z else (dx, dw)
+
+    def shardings(mesh, spec, arg_shapes):
+        n = 3 if has_z else 2
+        return spec, [spec] * n + [(None,)], [spec] * (n - 1) + [(None,)]
+
+    rule = ("... d, ... d, ... d, d -> ... d, ... d, d" if has_z
+            else "... d, ... d, d -> ... d, d")
+    op = _partition.partitioned(RowRule(local, rule, shardings, ("d",)), 2)
+    # Under vmap each batch element has its own dw: mapped over the batch (fold returns None).
+    return _partition.batched(op, lambda n, batched, *args: None)
+
+
+#: The kernel writes FP32 dw where the rows are split (sums and rounds once after the psum).
+_FP32_DW = True
 
 
 def _workspace_bytes(rows, d, package, dw_dtype, v, x_dtype, z_dtype, w_dtype) -> int:
@@ -426,18 +513,101 @@ def _swiglu_results(m, k, orient, backward):
             ((sizes.col_s_bytes if col else 0,), u8)), row, col
 
 
-def _swiglu(target, backward, inp, grad, orientation, program):
+def _library_error(status, message):
+    from cake.errors import Status, error_for
+
+    return error_for(status, "CAKE_STATUS_" + Status(status).name, message)
+
+
+def _check_swiglu(inp, grad):
     if inp.ndim != 2 or inp.shape[1] % 2 or inp.dtype != jnp.bfloat16:
         raise ValueError(f"cake_jax swiglu_mxfp8: in {inp.shape} {inp.dtype} must be bfloat16 "
                          "[m, 2k]")
     m, k = inp.shape[0], inp.shape[1] // 2
-    orient = _cake.Orientation.parse(orientation)
+    if grad is not None and tuple(grad.shape) != (m, k):
+        raise ValueError(f"cake_jax swiglu_mxfp8 backward: grad {grad.shape} must be [m, k] = "
+                         f"[{m}, {k}]")
+    from cake.errors import Status
+
+    if m <= 0 or k <= 0:
+        raise _library_error(Status.INVALID_ARGUMENT,
+                             f"desc->m = {m}, desc->k = {k}: both must be > 0")
+    if m % 128 or k % 128:
+        raise _library_error(Status.UNSUPPORTED_SHAPE,
+                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 (the "
+                             "swizzled 128x4 scale layout's tile)")
+
+
+def _swiglu_local(target, backward, orient, program, inp, grad):
+    m, k = inp.shape[0], inp.shape[1] // 2
     results, row, col = _swiglu_results(m, k, orient, backward)
-    prepare()
-    args = (inp,) if grad is None else (inp, grad.astype(jnp.bfloat16))
+    args = (inp,) if grad is None else (inp, grad)
     out = _ffi(target, results, args, orientation=np.int32(int(orient)), program=program or "")
-    return MXFP8Arrays(out[0] if row else None, out[1] if row else None,
-                       out[2] if col else None, out[3] if col else None)
+    return tuple(o for o, keep in zip(out, (row, row, col, col)) if keep)
+
+
+@functools.lru_cache(maxsize=None)
+def _swiglu_op(target, backward, orient, program, r_size, s_size):
+    row = bool(orient & _cake.Orientation.ROWWISE)
+    col = bool(orient & _cake.Orientation.COLWISE)
+
+    def local(axes, mesh, inp, *grad):
+        return _swiglu_local(target, backward, orient, program, inp,
+                             grad[0] if backward else None)
+
+    def shardings(mesh, spec, arg_shapes):
+        m = arg_shapes[0].shape[0]
+        rows = spec[0]
+        if m % (_partition.SCALE_TILE * _partition.axes_size(mesh, _partition._axes(rows))):
+            rows = None  # a shard would hold part of a 128-row scale tile: rows replicated
+        spec = (rows, None)
+        res = ([(rows, None), (rows,)] if row else []) + ([(None, rows), (rows,)] if col else [])
+        return spec, [spec] * (2 if backward else 1), res
+
+    # Factors: m rows, c in's columns, g grad's, o the output's columns; the scale bytes are
+    # m-major runs (row_s: C' bytes per row; col_s shard-major: its blocks follow the rows).
+    outs = (["m o", "(m r)"] if row else []) + (["o m", "(m s)"] if col else [])
+    rule = ("m c, m g" if backward else "m c") + " -> " + ", ".join(outs)
+    sizes = (("r", r_size),) if row else ()
+    sizes += (("s", s_size),) if col else ()
+    r = RowRule(local, rule, shardings, ("c", "g", "o") if backward else ("c", "o"), sizes)
+    return _partition.partitioned(r, 2)
+
+
+def _swiglu_call(target, backward, orient, program, inp, grad):
+    m, k = inp.shape[0], inp.shape[1] // 2
+    sizes = _cake.swiglu_mxfp8_expected_sizes(m, k, backward)
+    args = (inp,) if grad is None else (inp, grad)
+    if _manual(args):
+        return _swiglu_local(target, backward, orient, program, inp, grad)
+    # The scale bytes per row (the compound factors' inner sizes) are fixed by the shapes.
+    op = _swiglu_op(target, backward, orient, program, sizes.row_s_bytes // m,
+                    sizes.col_s_bytes // m)
+    return op(*args)
+
+
+def _swiglu(target, backward, inp, grad, orientation, program):
+    _check_swiglu(inp, grad)
+    orient = _cake.Orientation.parse(orientation)
+    row = bool(orient & _cake.Orientation.ROWWISE)
+    col = bool(orient & _cake.Orientation.COLWISE)
+    prepare()
+    grad = None if grad is None else grad.astype(jnp.bfloat16)
+    out = list(_swiglu_call(target, backward, orient, program, inp, grad))
+    rq, rs = (out.pop(0), out.pop(0)) if row else (None, None)
+    cq, cs = (out.pop(0), out.pop(0)) if col else (None, None)
+    return MXFP8Arrays(rq, rs, cq, cs)
+
+
+def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
+    """The colwise scales of a call whose rows were split into @p shards equal parts (the
+    shard-major layout a row-sharded call gives, see cake_jax._partition) in the unsharded
+    call's swizzled [o, m] layout: a permutation of 512-byte tiles."""
+    t = _partition.SCALE_TILE
+    if o % t or m % (t * shards):
+        raise ValueError(f"cake_jax: colwise scales of o = {o}, m = {m} over {shards} shards: o "
+                         "and m / shards must be multiples of 128")
+    return col_s.reshape(shards, o // t, m // shards // t, 512).transpose(1, 0, 2, 3).reshape(-1)
 
 
 def swiglu_mxfp8(inp, orientation="rowwise", program: Optional[str] = None) -> MXFP8Arrays:
