@@ -571,7 +571,32 @@ def _swiglu_op(target, backward, orient, program, r_size, s_size):
     sizes = (("r", r_size),) if row else ()
     sizes += (("s", s_size),) if col else ()
     r = RowRule(local, rule, shardings, ("c", "g", "o") if backward else ("c", "o"), sizes)
-    return _partition.partitioned(r, 2)
+    op = _partition.partitioned(r, 2)
+
+    def fold(n, batched, *args):
+        # The batch folded into the rows: one call on [n*m, 2k]; the outputs unfolded (the
+        # colwise ones are the transpose: a transpose of 512-byte scale tiles gives each
+        # element's own block).
+        full = [a if b else jnp.broadcast_to(a, (n,) + a.shape) for a, b in zip(args, batched)]
+        m = full[0].shape[1]
+        flat = [a.reshape((n * m,) + a.shape[2:]) for a in full]
+        sizes = _cake.swiglu_mxfp8_expected_sizes(n * m, flat[0].shape[1] // 2, backward)
+        inner = _swiglu_op(target, backward, orient, program, sizes.row_s_bytes // (n * m),
+                           sizes.col_s_bytes // (n * m))
+        out = list(inner(*flat))
+        res = []
+        if row:
+            rq, rs = out.pop(0), out.pop(0)
+            res += [rq.reshape(n, m, -1), rs.reshape(n, -1)]
+        if col:
+            cq, cs = out.pop(0), out.pop(0)
+            o = cq.shape[0]
+            t = _partition.SCALE_TILE
+            res += [cq.reshape(o, n, m).transpose(1, 0, 2),
+                    cs.reshape(o // t, n, m // t, 512).transpose(1, 0, 2, 3).reshape(n, -1)]
+        return tuple(res), tuple(True for _ in res)
+
+    return _partition.batched(op, fold)
 
 
 def _swiglu_call(target, backward, orient, program, inp, grad):

@@ -15,6 +15,10 @@ if os.environ.get("CAKE_TEST_INSTALLED") == "1":
 else:
     sys.path[:0] = [str(REPO / "bindings" / "python"), str(JAX_DIR), str(REPO / "examples" / "jax")]
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU politely
+# Four CPU devices for the partitioning tests (test_sharding_host.py), before jax is imported.
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               " --xla_force_host_platform_device_count=4").strip()
 
 
 def require_op(op):

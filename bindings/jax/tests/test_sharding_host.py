@@ -1,0 +1,204 @@
+"""The partitioning and batching rules of cake_jax (cake_jax._partition), without a GPU.
+
+Cake's custom calls are CUDA-only, and custom_partitioning partitions while XLA compiles; to see
+the partitioned HLO here, the shim's handlers are also registered for the CPU platform (they are
+never run: the programs are compiled, not executed) on four forced host devices
+(XLA_FLAGS=--xla_force_host_platform_device_count=4, set by conftest.py). The compiled HLO of
+row-sharded calls must hold the custom call on the local rows and no all-gather or all-to-all;
+the backward's only collective is dw's all-reduce (FP32). Skips without jax or the shim."""
+
+import re
+
+import pytest
+
+jax = pytest.importorskip("jax")
+try:
+    import cake_jax
+except (ImportError, OSError) as e:  # no shim built here, or no jaxlib of the shim's range
+    pytest.skip(f"cake_jax not importable: {e}", allow_module_level=True)
+
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+import cake  # noqa: E402
+
+if len(jax.devices("cpu")) < 4:
+    pytest.skip("needs 4 CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=4 "
+                "before jax is imported)", allow_module_level=True)
+
+for _name, _symbol in cake_jax.TARGETS.items():  # compile-only handlers for the CPU platform
+    jax.ffi.register_ffi_target(_name, jax.ffi.pycapsule(getattr(cake_jax._shim, _symbol)),
+                                platform="cpu")
+
+BF16 = jnp.bfloat16
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4])
+
+
+@pytest.fixture(scope="module")
+def mesh2():
+    return jax.make_mesh((2, 2), ("dp", "sp"), devices=jax.devices("cpu")[:4])
+
+
+def arg(shape, mesh, *spec, dtype=BF16):
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, P(*spec)))
+
+
+def hlo(fn, *args):
+    return jax.jit(fn).lower(*args).compile().as_text()
+
+
+def calls(text, target):
+    return [l for l in text.splitlines() if f'custom_call_target="{target}"' in l]
+
+
+def collectives(text):
+    return re.findall(r"\b(all-gather|all-to-all|all-reduce|collective-permute|reduce-scatter)"
+                       r"(?:-start)?\(", text)
+
+
+def local_shape(line):
+    return re.search(r"= \(?(\w+\[[\d,]*\])", line).group(1)
+
+
+@pytest.mark.parametrize("gated", [True, False])
+def test_normgate_forward_rows_sharded_runs_locally(mesh, gated):
+    x = arg((8, 16, 64), mesh, "r", None, None)
+    w = arg((64,), mesh)
+    f = (lambda x, z, w: cake_jax.normgate(x, z, w)) if gated else \
+        (lambda x, z, w: cake_jax.normgate(x, None, w))
+    text = hlo(f, x, x, w)
+    (line,) = calls(text, "cake_normgate_fwd")
+    assert local_shape(line) == "bf16[2,16,64]"
+    assert collectives(text) == []
+
+
+@pytest.mark.parametrize("spec", [(None, "r", None), ("r", None, None)])
+def test_normgate_backward_sums_dw_once_in_fp32(mesh, spec):
+    x = arg((8, 16, 64), mesh, *spec)
+    w = arg((64,), mesh)
+    loss = lambda x, z, w: cake_jax.normgate(x, z, w).astype(jnp.float32).sum()  # noqa: E731
+    text = hlo(jax.grad(loss, argnums=(0, 1, 2)), x, x, w)
+    (line,) = calls(text, "cake_normgate_bwd")
+    assert "f32[64]" in line  # each device's dw in FP32
+    local = "bf16[8,4,64]" if spec[1] == "r" else "bf16[2,16,64]"
+    assert local in line
+    assert collectives(text) == ["all-reduce"]
+    assert re.search(r"f32\[64\]\{0\} all-reduce", text)
+
+
+def test_normgate_on_a_2d_mesh_rows_over_both_axes(mesh2):
+    x = arg((8, 16, 64), mesh2, ("dp", "sp"), None, None)
+    w = arg((64,), mesh2)
+    text = hlo(lambda x, w: cake_jax.normgate(x, x, w), x, w)
+    (line,) = calls(text, "cake_normgate_fwd")
+    assert local_shape(line) == "bf16[2,16,64]"
+    assert collectives(text) == []
+
+
+def test_normgate_unsharded_dw_is_the_kernels(mesh):
+    # Replicated rows: no psum, and the kernel writes dw in the asked dtype (the plain call).
+    x = arg((8, 64), mesh)
+    w = arg((64,), mesh)
+    loss = lambda x, w: cake_jax.normgate(x, x, w).astype(jnp.float32).sum()  # noqa: E731
+    text = hlo(jax.grad(loss, argnums=1), x, w)
+    (line,) = calls(text, "cake_normgate_bwd")
+    assert "bf16[64]" in line and "f32[64]" not in line
+    assert collectives(text) == []
+
+
+def test_column_sharded_input_is_replicated_on_columns_first(mesh):
+    x = arg((8, 64), mesh, None, "r")
+    w = arg((64,), mesh)
+    text = hlo(lambda x, w: cake_jax.normgate(x, x, w), x, w)
+    (line,) = calls(text, "cake_normgate_fwd")
+    assert local_shape(line) == "bf16[8,64]"  # whole rows reach the kernel
+
+
+@pytest.mark.parametrize("orient", ["rowwise", "colwise", "both"])
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_rows_sharded_runs_locally(mesh, orient, backward):
+    inp = arg((1024, 512), mesh, "r", None)
+    grad = arg((1024, 256), mesh, "r", None)
+    if backward:
+        f = lambda a, g: cake_jax.swiglu_mxfp8_backward(a, g, orient)  # noqa: E731
+        c = jax.jit(f).lower(inp, grad).compile()
+    else:
+        f = lambda a, g: cake_jax.swiglu_mxfp8(a, orient)  # noqa: E731
+        c = jax.jit(f).lower(inp, grad).compile()
+    text = c.as_text()
+    target = "cake_swiglu_mxfp8_bwd" if backward else "cake_swiglu_mxfp8_fwd"
+    (line,) = calls(text, target)
+    o = 512 if backward else 256
+    if orient != "colwise":
+        assert f"f8e4m3fn[256,{o}]" in line
+    if orient != "rowwise":
+        assert f"f8e4m3fn[{o},256]" in line
+    assert collectives(text) == []
+    out = c.output_shardings
+    if orient != "colwise":
+        assert out.row_q.spec == P("r") and out.row_s.spec == P("r")
+    if orient != "rowwise":
+        assert out.col_q.spec == P(None, "r") and out.col_s.spec == P("r")
+
+
+def test_swiglu_rows_not_in_whole_tiles_are_replicated(mesh):
+    inp = arg((256, 512), mesh, "r", None)  # 64 rows per device: part of a 128-row tile
+    text = hlo(lambda a: cake_jax.swiglu_mxfp8(a, "rowwise"), inp)
+    (line,) = calls(text, "cake_swiglu_mxfp8_fwd")
+    assert "f8e4m3fn[256,256]" in line
+
+
+def test_colwise_scales_to_global_is_a_tile_permutation():
+    tiles = jnp.repeat(jnp.arange(4), 512)
+    glob = cake_jax.colwise_scales_to_global(tiles, 256, 256, 2).reshape(-1, 512)[:, 0]
+    assert glob.tolist() == [0, 2, 1, 3]
+
+
+# ---- vmap ------------------------------------------------------------------------------------
+def test_vmap_folds_the_forward_into_rows():
+    x = jax.ShapeDtypeStruct((5, 8, 64), BF16)
+    w = jax.ShapeDtypeStruct((64,), BF16)
+    f = jax.vmap(lambda x, w: cake_jax.normgate(x, x, w), in_axes=(0, None))
+    text = jax.jit(f).lower(x, w).as_text()
+    assert text.count("cake_normgate_fwd") == 1 and "while" not in text
+    inp = jax.ShapeDtypeStruct((3, 256, 512), BF16)
+    text = jax.jit(jax.vmap(lambda a: cake_jax.swiglu_mxfp8(a, "both"))).lower(inp).as_text()
+    assert "cake_swiglu_mxfp8_fwd" in text and "while" not in text
+    out = jax.eval_shape(jax.vmap(lambda a: cake_jax.swiglu_mxfp8(a, "both")), inp)
+    assert out.row_q.shape == (3, 256, 256) and out.col_q.shape == (3, 256, 256)
+
+
+def test_vmap_of_a_batched_w_maps_over_the_batch():
+    x = jax.ShapeDtypeStruct((5, 8, 64), BF16)
+    w = jax.ShapeDtypeStruct((5, 64), BF16)
+    text = jax.jit(jax.vmap(lambda x, w: cake_jax.normgate(x, x, w))).lower(x, w).as_text()
+    assert "cake_normgate_fwd" in text and "while" in text
+
+
+# ---- trace-time checks -----------------------------------------------------------------------
+@pytest.mark.parametrize("shape,kw,error,words", [
+    ((4, 12), {}, cake.UnsupportedShapeError, "desc->d = 12"),
+    ((4, 8200), {}, cake.UnsupportedShapeError, "desc->d = 8200"),
+    ((4, 64), {"group_size": 12}, cake.UnsupportedShapeError, "group_size = 12"),
+    ((4, 64), {"eps": float("nan")}, cake.InvalidArgumentError, "desc->eps"),
+])
+def test_normgate_trace_time_errors(shape, kw, error, words):
+    x = jax.ShapeDtypeStruct(shape, BF16)
+    w = jax.ShapeDtypeStruct(shape[-1:], BF16)
+    with pytest.raises(error, match=re.escape(words)):
+        jax.jit(lambda x, w: cake_jax.normgate(x, x, w, **kw)).lower(x, w)
+
+
+@pytest.mark.parametrize("shape,error,words", [
+    ((100, 192), cake.UnsupportedShapeError, "desc->m = 100"),
+    ((128, 192), cake.UnsupportedShapeError, "desc->k = 96"),
+    ((128, 255), ValueError, "[m, 2k]"),
+])
+def test_swiglu_trace_time_errors(shape, error, words):
+    inp = jax.ShapeDtypeStruct(shape, BF16)
+    with pytest.raises(error, match=re.escape(words)):
+        jax.jit(lambda a: cake_jax.swiglu_mxfp8(a)).lower(inp)
