@@ -1,0 +1,68 @@
+"""GPU: the cake:: operators on DTensors of a one-rank process group (gloo, world size 1, a
+CUDA mesh) equal the plain calls bit for bit: norm-gate forward and gradients (rows sharded on
+each leading dim), SwiGLU + MXFP8 forward and backward in every orientation."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import torch.distributed as dist  # noqa: E402
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+from torch.distributed.tensor import Replicate, Shard, distribute_tensor  # noqa: E402
+from torch.distributed.tensor.debug import CommDebugMode  # noqa: E402
+
+import cake.torch as ct  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+@pytest.fixture(scope="module")
+def mesh(tmp_path_factory):
+    store = dist.FileStore(str(tmp_path_factory.mktemp("pg") / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    yield init_device_mesh("cuda", (1,))
+    dist.destroy_process_group()
+
+
+def same(a, b):
+    return a.shape == b.shape and torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+@pytest.mark.parametrize("kw", [{}, {"gate": "sigmoid", "group_size": 64},
+                                {"gate_before_norm": True}])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_normgate_dtensor_is_the_plain_call(mesh, kw, dim):
+    g = torch.Generator("cuda").manual_seed(0)
+    x, z, dy = (torch.randn(4, 64, 256, device="cuda", generator=g).to(BF16) for _ in range(3))
+    w = (1 + torch.randn(256, device="cuda", generator=g) / 4).to(BF16)
+    xr, zr, wr = (t.clone().requires_grad_() for t in (x, z, w))
+    ct.normgate(xr, zr, wr, **kw).backward(dy)
+    yr = ct.normgate(x, z, w, **kw)
+    xs = distribute_tensor(x, mesh, [Shard(dim)]).requires_grad_()
+    zs = distribute_tensor(z, mesh, [Shard(dim)]).requires_grad_()
+    ws = distribute_tensor(w, mesh, [Replicate()]).requires_grad_()
+    dys = distribute_tensor(dy, mesh, [Shard(dim)])
+    with CommDebugMode() as comm:
+        ys = ct.normgate(xs, zs, ws, **kw)
+        ys.backward(dys)
+    assert comm.get_total_counts() == 0
+    assert same(ys.full_tensor(), yr)
+    assert same(xs.grad.full_tensor(), xr.grad) and same(zs.grad.full_tensor(), zr.grad)
+    assert same(ws.grad.full_tensor(), wr.grad)
+
+
+@pytest.mark.parametrize("orient", ["rowwise", "colwise", "both"])
+def test_swiglu_dtensor_is_the_plain_call(mesh, orient):
+    g = torch.Generator("cuda").manual_seed(1)
+    inp = torch.randn(512, 512, device="cuda", generator=g).to(BF16)
+    grad = torch.randn(512, 256, device="cuda", generator=g).to(BF16)
+    di, dg = distribute_tensor(inp, mesh, [Shard(0)]), distribute_tensor(grad, mesh, [Shard(0)])
+    for plain, sharded in ((ct.swiglu_mxfp8(inp, orient), ct.swiglu_mxfp8(di, orient)),
+                           (ct.swiglu_mxfp8_backward(inp, grad, orient),
+                            ct.swiglu_mxfp8_backward(di, dg, orient))):
+        for a, b in zip(plain, sharded):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert same(b.full_tensor(), a)
