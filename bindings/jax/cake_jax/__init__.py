@@ -339,7 +339,7 @@ def _normgate_fwd_op(v, has_z):
 
     rule = RowRule(local, "... d, ... d, d -> ... d" if has_z else "... d, d -> ... d",
                    shardings, ("d",))
-    op = _partition.partitioned(rule, 2)
+    op = _partition.partitioned(rule)
 
     def fold(n, batched, *args):
         if batched[-1]:
@@ -407,7 +407,7 @@ def _normgate_bwd_op(v, has_z, package, dw_name):
     def local(axes, mesh, dy, x, *rest):
         z, w = rest if has_z else (None, rest[0])
         # Split rows: each device's dw in FP32, summed in FP32 over the row axes, rounded once.
-        kernel_dw = jnp.dtype(jnp.float32) if axes and _FP32_DW else dw_dtype
+        kernel_dw = jnp.dtype(jnp.float32) if axes else dw_dtype
         dx, dz, dw = _backward_local(dy, x, z, w, v, package, dw_dtype, kernel_dw)
         if axes:
             dw = jax.lax.psum(dw.astype(jnp.float32), axes).astype(dw_dtype)
@@ -419,13 +419,9 @@ def _normgate_bwd_op(v, has_z, package, dw_name):
 
     rule = ("... d, ... d, ... d, d -> ... d, ... d, d" if has_z
             else "... d, ... d, d -> ... d, d")
-    op = _partition.partitioned(RowRule(local, rule, shardings, ("d",)), 2)
+    op = _partition.partitioned(RowRule(local, rule, shardings, ("d",)))
     # Under vmap each batch element has its own dw: mapped over the batch (fold returns None).
     return _partition.batched(op, lambda n, batched, *args: None)
-
-
-#: The kernel writes FP32 dw where the rows are split (sums and rounds once after the psum).
-_FP32_DW = True
 
 
 def _workspace_bytes(rows, d, package, dw_dtype, v, x_dtype, z_dtype, w_dtype) -> int:
@@ -571,7 +567,7 @@ def _swiglu_op(target, backward, orient, program, r_size, s_size):
     sizes = (("r", r_size),) if row else ()
     sizes += (("s", s_size),) if col else ()
     r = RowRule(local, rule, shardings, ("c", "g", "o") if backward else ("c", "o"), sizes)
-    op = _partition.partitioned(r, 2)
+    op = _partition.partitioned(r)
 
     def fold(n, batched, *args):
         # The batch folded into the rows: one call on [n*m, 2k]; the outputs unfolded (the

@@ -68,8 +68,10 @@ def axes_size(mesh, axes) -> int:
 
 class RowRule(NamedTuple):
     """One op's rule. local(axes, mesh, *operands) runs the kernel on one device's operands
-    (axes: the mesh axes that split the rows); shardings(mesh, spec, arg_shapes) returns
-    (operand specs, result specs) for the rows' spec; rule: the Shardy string."""
+    (axes: the mesh axes that split the rows, () when they are not split); shardings(mesh, spec,
+    arg_shapes) returns (the rows' spec it settles on, operand specs, result specs) from operand
+    0's rows' spec; rule: the Shardy string (jax.experimental.custom_partitioning's Einsum-like
+    notation), need_replication: its factors that must not be sharded (the columns)."""
 
     local: Callable
     rule: str
@@ -78,8 +80,9 @@ class RowRule(NamedTuple):
     sizes: tuple = ()  # (factor, size) pairs the shapes alone do not fix
 
 
-def partitioned(r: RowRule, first_ndim: int):
-    """@p r as a custom_partitioning function; the rows come from operand 0's sharding."""
+def partitioned(r: RowRule):
+    """@p r as a custom_partitioning function; the rows come from operand 0's sharding. On one
+    device (or fully inside shard_map) JAX inlines r.local with no axes: the plain call."""
 
     @custom_partitioning
     def op(*args):
@@ -94,10 +97,12 @@ def partitioned(r: RowRule, first_ndim: int):
         def lower(*args):
             return r.local(axes, mesh, *args)
 
-        ns = lambda s: NamedSharding(mesh, P(*s))  # noqa: E731
-        res = tuple(ns(s) for s in res_specs)
-        return mesh, lower, res if isinstance(result_shape, (tuple, list)) else res[0], \
-            tuple(ns(s) for s in arg_specs)
+        def named(s):
+            return NamedSharding(mesh, P(*s))
+
+        res = tuple(named(s) for s in res_specs)
+        single = not isinstance(result_shape, (tuple, list))
+        return mesh, lower, res[0] if single else res, tuple(named(s) for s in arg_specs)
 
     op.def_partition(partition=partition, sharding_rule=r.rule,
                      need_replication_factors=r.need_replication, **dict(r.sizes))

@@ -90,6 +90,47 @@ def test_normgate_backward_sums_dw_once_in_fp32(mesh, spec):
     assert re.search(r"f32\[64\]\{0\} all-reduce", text)
 
 
+def test_normgate_backward_without_gate(mesh):
+    x = arg((8, 64), mesh, "r", None)
+    w = arg((64,), mesh, dtype=jnp.float32)
+    loss = lambda x, w: cake_jax.normgate(x, None, w).astype(jnp.float32).sum()  # noqa: E731
+    text = hlo(jax.grad(loss, argnums=(0, 1)), x, w)
+    (line,) = calls(text, "cake_normgate_bwd")
+    assert "bf16[2,64]" in line and "f32[64]" in line
+    assert collectives(text) == ["all-reduce"]
+
+
+def test_normgate_backward_on_a_2d_mesh_sums_over_both_axes(mesh2):
+    x = arg((8, 16, 64), mesh2, "dp", "sp", None)
+    w = arg((64,), mesh2)
+    loss = lambda x, w: cake_jax.normgate(x, x, w).astype(jnp.float32).sum()  # noqa: E731
+    text = hlo(jax.grad(loss, argnums=(0, 1)), x, w)
+    (line,) = calls(text, "cake_normgate_bwd")
+    assert "bf16[4,8,64]" in line
+    assert collectives(text) == ["all-reduce"]
+    # One FP32 all-reduce over both axes (all four devices).
+    (line,) = [l for l in text.splitlines() if "all-reduce(" in l]
+    assert "f32[64]" in line and "{'dp','sp'}" in line
+
+
+def test_shard_map_still_calls_the_kernel_per_shard(mesh):
+    # Inside shard_map the operands are one device's already: the plain call, w's gradient
+    # summed over the rows' axis (the binding's shard_map rule).
+    from jax import shard_map
+
+    x = arg((8, 64), mesh, "r", None)
+    w = arg((64,), mesh)
+
+    def loss(x, w):
+        f = shard_map(lambda x, w: cake_jax.normgate(x, x, w), mesh=mesh,
+                      in_specs=(P("r", None), P()), out_specs=P("r", None))
+        return f(x, w).astype(jnp.float32).sum()
+
+    text = hlo(jax.grad(loss, argnums=(0, 1)), x, w)
+    assert "bf16[2,64]" in calls(text, "cake_normgate_bwd")[0]
+    assert "all-gather" not in collectives(text)
+
+
 def test_normgate_on_a_2d_mesh_rows_over_both_axes(mesh2):
     x = arg((8, 16, 64), mesh2, ("dp", "sp"), None, None)
     w = arg((64,), mesh2)
@@ -170,6 +211,19 @@ def test_vmap_folds_the_forward_into_rows():
     assert "cake_swiglu_mxfp8_fwd" in text and "while" not in text
     out = jax.eval_shape(jax.vmap(lambda a: cake_jax.swiglu_mxfp8(a, "both")), inp)
     assert out.row_q.shape == (3, 256, 256) and out.col_q.shape == (3, 256, 256)
+
+
+def test_vmap_of_the_gradient_maps_the_backward():
+    # Per-example gradients: each batch element's dw is its own, so the backward maps over the
+    # batch (one kernel call per element) while the forward folds.
+    x = jax.ShapeDtypeStruct((5, 8, 64), BF16)
+    w = jax.ShapeDtypeStruct((64,), jnp.float32)
+    loss = lambda x, w: cake_jax.normgate(x, x, w).astype(jnp.float32).sum()  # noqa: E731
+    f = jax.vmap(jax.grad(loss, argnums=1), in_axes=(0, None))
+    out = jax.eval_shape(f, x, w)
+    assert out.shape == (5, 64) and out.dtype == jnp.float32
+    text = jax.jit(f).lower(x, w).as_text()
+    assert "cake_normgate_bwd" in text and "while" in text
 
 
 def test_vmap_of_a_batched_w_maps_over_the_batch():
