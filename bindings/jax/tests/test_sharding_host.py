@@ -256,3 +256,33 @@ def test_swiglu_trace_time_errors(shape, error, words):
     inp = jax.ShapeDtypeStruct(shape, BF16)
     with pytest.raises(error, match=re.escape(words)):
         jax.jit(lambda a: cake_jax.swiglu_mxfp8(a)).lower(inp)
+
+
+# ---- the guide's training step (docs/distributed.md) -----------------------------------------
+def _guide_blocks():
+    from conftest import REPO
+
+    text = (REPO / "docs" / "distributed.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def test_the_guides_training_step_compiles_without_gathers():
+    ns = {}
+    exec(compile(_guide_blocks()[0], "docs/distributed.md", "exec"), ns)  # defines train_step
+    mesh, rows, whole = ns["mesh"], ns["rows"], ns["whole"]
+    n = mesh.devices.size
+    assert n == len(jax.devices())
+
+    def a(shape, dtype, sharding):
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+
+    x = a((8, 512, 1024), BF16, rows)
+    params = {"w": a((1024,), jnp.float32, whole)}
+    text = ns["train_step"].lower(params, x, x, a((8, 512, 1024), jnp.float32, rows)) \
+        .compile().as_text()
+    assert f"bf16[{8 // n},512,1024]" in calls(text, "cake_normgate_fwd")[0]
+    assert f"bf16[{8 // n},512,1024]" in calls(text, "cake_normgate_bwd")[0]
+    found = collectives(text)
+    assert "all-gather" not in found and "all-to-all" not in found
+    if n > 1:  # w's gradient, FP32 (XLA may combine it with the loss's into one all-reduce)
+        assert [l for l in text.splitlines() if " all-reduce(" in l and "f32[1024]" in l]

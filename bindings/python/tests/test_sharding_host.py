@@ -314,6 +314,7 @@ def _gloo_worker(rank, world, store_path, failures):
                                 world_size=world)
         _lib = _reference_kernels()  # noqa: F841  (kept alive for the checks)
         _values_checks(init_device_mesh("cpu", (world,)))
+        _guide_step_check()
     except BaseException as e:  # reported to the parent, which fails the test
         import traceback
 
@@ -357,6 +358,18 @@ def _values_checks(mesh):
                           main_grad=mg)
         ys2.backward(dys)
         torch.testing.assert_close(mg.full_tensor(), wr.grad + 0.75, rtol=1e-6, atol=1e-6)
+        # A Replicate main_grad with sharded rows: DTensor gathers the rows (never redistributes
+        # the buffer written in place), each rank adds the whole dw.
+        mg = DTensor.from_local(torch.full((64,), 0.5), mesh, [Replicate()])
+        xs3 = distribute_tensor(x, mesh, [Shard(dim)]).requires_grad_()
+        with CommDebugMode() as comm:
+            ys3 = ct.normgate(xs3, zs.detach(), ws.detach(), gate="sigmoid", group_size=16,
+                              main_grad=mg)
+            ys3.backward(dys)
+        assert sum(counts(comm).values()) > 0
+        assert mg.placements == (Replicate(),)
+        torch.testing.assert_close(mg.to_local(), wr.grad + 0.5, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(xs3.grad.full_tensor(), xr.grad, rtol=0, atol=0)
 
     # SwiGLU + MXFP8: the sharded outputs gathered are the unsharded call's bytes.
     m, k = 512, 256
@@ -385,6 +398,38 @@ def _values_checks(mesh):
                 assert got.shape == want.shape, (name, got.shape, want.shape)
                 assert torch.equal(got.view(torch.uint8), want.view(torch.uint8)), \
                     (name, backward, orient)
+
+
+def _guide_step_check():
+    """The DTensor training step of docs/distributed.md, on this CPU group: w after the step is
+    the unsharded step's."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "docs" / "distributed.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", text, re.S)[2]
+    # This group is up already, on CPU: the guide's set-up lines for CUDA and NCCL are left out.
+    block = "\n".join(l for l in block.splitlines()
+                      if not l.startswith(("dist.init_process_group", "torch.cuda.set_device")))
+    block = block.replace('"cuda"', '"cpu"')
+    ns = {}
+    exec(compile(block, "docs/distributed.md", "exec"), ns)
+    torch.manual_seed(1)
+    x, z, target = (torch.randn(4, 8, 1024).to(BF16) for _ in range(3))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    mine = [t.chunk(world)[rank] for t in (x, z, target)]
+    with CommDebugMode() as comm:
+        loss = ns["train_step"](*mine)
+    found = counts(comm)
+    # The step's collectives: the loss's mean and w's gradient (the optimizer), not the op's.
+    assert all("all_reduce" in str(op) for op in found), found
+    w = torch.nn.Parameter(torch.ones(1024))
+    ref = torch.mean(torch.square(ct.normgate(x, z, w).float() - target.float()))
+    ref.backward()
+    torch.testing.assert_close(loss, ref.detach(), rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(ns["w"].full_tensor(), (w - 1e-3 * w.grad).detach(), rtol=1e-6,
+                               atol=1e-7)
 
 
 def test_values_on_a_two_process_gloo_group(tmp_path):

@@ -15,10 +15,12 @@ What each operator accepts (per mesh dimension; a 2-D mesh combines them):
 - normgate_fwd:   x, z Shard(i) for a leading dim i (or Replicate), w Replicate  -> y like x.
 - normgate_bwd:   dy, x, z Shard(i), w Replicate -> dx, dz Shard(i), dw Partial(sum): each rank's
                   dw is the sum over its rows (the deterministic package keeps each rank's bits
-                  fixed); the engine reduces it (redistribute, full_tensor, or the optimizer's
-                  first use), in its collective's order and in dw's dtype. Ask for
-                  dw_dtype=torch.float32 to have the partial sums added in FP32 and rounded once.
-                  Replicated rows give a Replicate dw.
+                  fixed by its rows); the engine reduces it (redistribute, full_tensor, or the
+                  optimizer's first use: one all-reduce), in its collective's order and in the
+                  gradient's dtype, which is w's (the operator's autograd casts dw to it). So an
+                  FP32 w (master weights) has its partial sums added in FP32; for a BF16 w whose
+                  partials should be added in FP32 and rounded once, accumulate into an FP32
+                  Partial main_grad (below) and reduce that. Replicated rows give a Replicate dw.
 - normgate_bwd_accumulate (main_grad): the buffer is written in place, so it is never
                   redistributed: with row-sharded inputs it must be a Partial(sum) DTensor (each
                   rank adds its rows' dw to its own part), with replicated inputs a Replicate
