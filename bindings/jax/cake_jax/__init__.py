@@ -6,6 +6,9 @@
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
 
+Under jit over a mesh the ops partition on rows (cake_jax._partition: custom_partitioning with
+Shardy rules); vmap folds into rows; inside shard_map they are the per-device calls.
+
 Importing this module loads libcake_jax.so (the shim) and libcake.so (through the `cake`
 Python package, which finds it), and registers the FFI targets for the "CUDA" platform. The
 Cake handle of each local GPU is created while tracing (prepare()), never in XLA's execute
@@ -147,20 +150,6 @@ def _check(status: int, function: str) -> None:
         raise error_for(status, lib.status_name(status), lib.message(), function)
 
 
-def _workspace_bytes(rows: int, d: int, package: int, dw_f32: bool) -> int:
-    """Bytes of norm-gate backward workspace: the most any prepared device needs."""
-    if rows == 0:
-        return 0
-    n = ctypes.c_size_t(0)
-    most = 0
-    for ordinal in sorted(_prepared):
-        _check(_shim.cake_jax_normgate_workspace_size(ordinal, rows, d, package, int(dw_f32),
-                                                      ctypes.byref(n)),
-               "cake_normgate_workspace_size")
-        most = max(most, n.value)
-    return most
-
-
 # ---- manual axes (inside jax.shard_map with check_vma) ---------------------------------------
 def _varying(a) -> frozenset:
     t = jax.typeof(a)
@@ -200,7 +189,8 @@ def _result(shape, dtype, varying, like):
 
 
 def _ffi(target, results, args, **attrs):
-    """jax.ffi.ffi_call of @p target; @p results is a tuple of (shape, dtype)."""
+    """jax.ffi.ffi_call of @p target; @p results is a tuple of (shape, dtype). vmap reaches it
+    only inside shard_map (elsewhere the ops' own vmap rules, cake_jax._partition, come first)."""
     args, varying = _match_varying(args)
     specs = tuple(_result(shape, dtype, varying, args[0]) for shape, dtype in results)
     call = jax.ffi.ffi_call(target, specs, vmap_method="sequential")

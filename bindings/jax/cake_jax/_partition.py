@@ -30,7 +30,6 @@ Batching (vmap): the forward ops fold the batch into the rows (one kernel call o
 cannot give per batch element), map over the batch with lax.map instead.
 """
 
-import functools
 from typing import Callable, NamedTuple
 
 import jax

@@ -1,10 +1,10 @@
 """GPU: the partitioned programs under jit on a one-device mesh equal the plain calls bit for
 bit (norm-gate forward and gradients, SwiGLU + MXFP8 forward and backward, every orientation)."""
 
-import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
+import numpy as np  # noqa: E402  (after the skip: CI's Python may have neither)
 try:
     import cake_jax
 except (ImportError, OSError) as e:
@@ -44,7 +44,12 @@ def test_normgate_one_device_mesh_is_the_plain_call(mesh, kw):
         y, vjp = jax.vjp(lambda x, z, w: cake_jax.normgate(x, z, w, **kw), x, z, w)
         return (y,) + vjp(dy)
 
-    plain = jax.jit(step)(x, z, w)
+    try:
+        plain = jax.block_until_ready(jax.jit(step)(x, z, w))
+    except Exception as e:  # a libcake or shim from before the norm-gate variants
+        if kw and ("only the SiLU gate" in str(e) or "Unavailable" in type(e).__name__):
+            pytest.skip(f"this libcake has no such variant: {e}")
+        raise
     for spec in (("r", None, None), (None, "r", None)):
         sharded = jax.jit(step)(put(x, mesh, *spec), put(z, mesh, *spec), put(w, mesh))
         for a, b in zip(plain, sharded):

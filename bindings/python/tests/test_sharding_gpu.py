@@ -1,5 +1,5 @@
-"""GPU: the cake:: operators on DTensors of a one-rank process group (gloo, world size 1, a
-CUDA mesh) equal the plain calls bit for bit: norm-gate forward and gradients (rows sharded on
+"""GPU: the cake:: operators on DTensors of a one-rank process group (NCCL, else gloo; world
+size 1, a CUDA mesh) equal the plain calls bit for bit: norm-gate forward and gradients (rows sharded on
 each leading dim), SwiGLU + MXFP8 forward and backward in every orientation."""
 
 import pytest
@@ -13,6 +13,7 @@ from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor  # noqa: E402
 from torch.distributed.tensor.debug import CommDebugMode  # noqa: E402
 
+import cake  # noqa: E402
 import cake.torch as ct  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -21,7 +22,8 @@ BF16 = torch.bfloat16
 @pytest.fixture(scope="module")
 def mesh(tmp_path_factory):
     store = dist.FileStore(str(tmp_path_factory.mktemp("pg") / "store"), 1)
-    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    backend = "nccl" if dist.is_nccl_available() else "gloo"
+    dist.init_process_group(backend, store=store, rank=0, world_size=1)
     yield init_device_mesh("cuda", (1,))
     dist.destroy_process_group()
 
@@ -38,7 +40,10 @@ def test_normgate_dtensor_is_the_plain_call(mesh, kw, dim):
     x, z, dy = (torch.randn(4, 64, 256, device="cuda", generator=g).to(BF16) for _ in range(3))
     w = (1 + torch.randn(256, device="cuda", generator=g) / 4).to(BF16)
     xr, zr, wr = (t.clone().requires_grad_() for t in (x, z, w))
-    ct.normgate(xr, zr, wr, **kw).backward(dy)
+    try:
+        ct.normgate(xr, zr, wr, **kw).backward(dy)
+    except cake.UnsupportedShapeError as e:  # a libcake from before the norm-gate variants
+        pytest.skip(f"this libcake has no such variant: {e}")
     yr = ct.normgate(x, z, w, **kw)
     xs = distribute_tensor(x, mesh, [Shard(dim)]).requires_grad_()
     zs = distribute_tensor(z, mesh, [Shard(dim)]).requires_grad_()

@@ -10,7 +10,6 @@
 
 CPU torch only; skipped without torch.distributed."""
 
-import os
 
 import pytest
 
