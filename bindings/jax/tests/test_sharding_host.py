@@ -33,9 +33,20 @@ for _name, _symbol in cake_jax.TARGETS.items():  # compile-only handlers for the
 BF16 = jnp.bfloat16
 
 
+AXIS_TYPES = {"explicit": jax.sharding.AxisType.Explicit, "auto": jax.sharding.AxisType.Auto}
+
+
+@pytest.fixture(scope="module", params=sorted(AXIS_TYPES))
+def mesh(request):
+    """Four CPU devices on one axis, of each axis type (jax.make_mesh's default is Explicit)."""
+    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4],
+                         axis_types=(AXIS_TYPES[request.param],))
+
+
 @pytest.fixture(scope="module")
-def mesh():
-    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4])
+def auto_mesh():
+    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4],
+                         axis_types=(jax.sharding.AxisType.Auto,))
 
 
 @pytest.fixture(scope="module")
@@ -286,3 +297,163 @@ def test_the_guides_training_step_compiles_without_gathers():
     assert "all-gather" not in found and "all-to-all" not in found
     if n > 1:  # w's gradient, FP32 (XLA may combine it with the loss's into one all-reduce)
         assert [l for l in text.splitlines() if " all-reduce(" in l and "f32[1024]" in l]
+
+
+# ---- values: the rules run on four CPU devices with a jnp stand-in for the kernels -------------
+# The partition callbacks, psum and layouts are executed for real; only the kernel call on one
+# device's operands (cake_jax._forward_local, _backward_local, _swiglu_local) is replaced by jnp
+# code with the same contract: the norm-gate in FP32, the SwiGLU + MXFP8 outputs as layout probes
+# (every byte a function of the input row it belongs to, at the spec's swizzled offsets).
+def _ng_ref(x, z, w, v):
+    xf = x.astype(jnp.float32)
+    y = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + v.eps)
+    y = y * w.astype(jnp.float32)
+    if z is not None:
+        zf = z.astype(jnp.float32)
+        y = y * zf * jax.nn.sigmoid(zf)
+    return y
+
+
+def _fwd_stand_in(x, z, w, v):
+    return _ng_ref(x, z, w, v).astype(x.dtype)
+
+
+def _bwd_stand_in(dy, x, z, w, v, package, dw_dtype, kernel_dw_dtype):
+    w = w.astype(jnp.float32)  # dw summed in FP32 and rounded once, as the kernel does
+    if z is None:
+        _, vjp = jax.vjp(lambda x, w: _ng_ref(x, None, w, v), x, w)
+        dx, dw = vjp(dy.astype(jnp.float32))
+        dz = None
+    else:
+        _, vjp = jax.vjp(lambda x, z, w: _ng_ref(x, z, w, v), x, z, w)
+        dx, dz, dw = vjp(dy.astype(jnp.float32))
+        dz = dz.astype(z.dtype)
+    return dx.astype(x.dtype), dz, dw.astype(kernel_dw_dtype)
+
+
+def _swiglu_stand_in(target, backward, orient, program, inp, grad):
+    m, k2 = inp.shape
+    o = k2 if backward else k2 // 2
+    vals = inp.astype(jnp.float32)[:, :o] + (1.0 if backward else 0.0)
+    sizes = cake.swiglu_mxfp8_expected_sizes(m, k2 // 2, backward)
+    out = []
+    if orient & 1:
+        rs = jnp.zeros((sizes.row_s_bytes,), jnp.uint8)
+        offs = cake_jax.swizzled_scale_offsets(m, o // 32).reshape(-1)
+        rs = rs.at[offs].set((vals[:, ::32] % 251).astype(jnp.uint8).reshape(-1))
+        out += [(vals % 64).astype(jnp.float8_e4m3fn), rs]
+    if orient & 2:
+        cs = jnp.zeros((sizes.col_s_bytes,), jnp.uint8)
+        offs = cake_jax.swizzled_scale_offsets(o, m // 32).reshape(-1)
+        cs = cs.at[offs].set(((vals.T[:, ::32] * 7) % 251).astype(jnp.uint8).reshape(-1))
+        out += [(vals.T % 64).astype(jnp.float8_e4m3fn), cs]
+    return tuple(out)
+
+
+def _fresh_ops():
+    # New op objects: JAX caches the traces of the old ones (made with the real kernel calls).
+    for op in (cake_jax._normgate_fwd_op, cake_jax._normgate_bwd_op, cake_jax._swiglu_op):
+        op.cache_clear()
+    jax.clear_caches()
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    _fresh_ops()
+    monkeypatch.setattr(cake_jax, "_forward_local", _fwd_stand_in)
+    monkeypatch.setattr(cake_jax, "_backward_local", _bwd_stand_in)
+    monkeypatch.setattr(cake_jax, "_swiglu_local", _swiglu_stand_in)
+    yield
+    monkeypatch.undo()
+    _fresh_ops()
+
+
+def _bits(a):
+    import numpy as np
+
+    return np.asarray(a).view(np.uint8)
+
+
+@pytest.mark.parametrize("gated", [True, False])
+@pytest.mark.parametrize("spec", [("r", None, None), (None, "r", None)])
+def test_normgate_values_sharded_equal_unsharded(stand_in, auto_mesh, gated, spec):
+    mesh = auto_mesh
+    k = jax.random.split(jax.random.PRNGKey(0), 4)
+    x, z, dy = (jax.random.normal(kk, (8, 16, 64)).astype(BF16) for kk in k[:3])
+    w = (1 + jax.random.normal(k[3], (64,)) / 4).astype(BF16)
+
+    def step(x, z, w, dy):
+        f = (lambda x, z, w: cake_jax.normgate(x, z, w)) if gated else \
+            (lambda x, z, w: cake_jax.normgate(x, None, w))
+        y, vjp = jax.vjp(f, x, z, w)
+        return (y,) + vjp(dy)
+
+    cpu0 = jax.devices("cpu")[0]
+    plain = jax.jit(step)(*(jax.device_put(a, cpu0) for a in (x, z, w, dy)))
+    rows = NamedSharding(mesh, P(*spec))
+    sharded = jax.jit(step)(jax.device_put(x, rows), jax.device_put(z, rows),
+                            jax.device_put(w, NamedSharding(mesh, P())), jax.device_put(dy, rows))
+    assert sharded[0].sharding.is_equivalent_to(rows, 3)
+    import numpy as np
+
+    # y, dx, dz are row-local. The stand-in is XLA code, whose fusions may differ with the
+    # shape, so they are compared within one BF16 rounding (the real kernel's bits are checked
+    # against the plain call on the GPU); dw: four FP32 partial sums added in FP32 and rounded
+    # once to BF16, against one sum: within one BF16 rounding too.
+    for i in (0, 1, 2, 3):
+        if i == 2 and not gated:
+            continue
+        a, b = np.asarray(plain[i], np.float32), np.asarray(sharded[i], np.float32)
+        assert np.allclose(a, b, rtol=2 ** -7, atol=1e-6), (i, np.abs(a - b).max())
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_values_sharded_equal_unsharded(stand_in, auto_mesh, backward):
+    # An Auto mesh: the stand-in's scatters need no sharding annotations there.
+    mesh = auto_mesh
+    m, k = 1024, 256
+    inp = jax.random.randint(jax.random.PRNGKey(1), (m, 2 * k), 0, 200).astype(BF16)
+    grad = jax.random.randint(jax.random.PRNGKey(2), (m, k), 0, 200).astype(BF16)
+    f = (lambda a, g: cake_jax.swiglu_mxfp8_backward(a, g, "both")) if backward else \
+        (lambda a, g: cake_jax.swiglu_mxfp8(a, "both"))
+    cpu0 = jax.devices("cpu")[0]
+    plain = jax.jit(f)(jax.device_put(inp, cpu0), jax.device_put(grad, cpu0))
+    rows = NamedSharding(mesh, P("r", None))
+    sharded = jax.jit(f)(jax.device_put(inp, rows), jax.device_put(grad, rows))
+    o = 2 * k if backward else k
+    assert (_bits(plain.row_q) == _bits(sharded.row_q)).all()
+    assert (_bits(plain.row_s) == _bits(sharded.row_s)).all()
+    assert (_bits(plain.col_q) == _bits(sharded.col_q)).all()
+    # col_s: shard-major; the converter gives the unsharded layout exactly.
+    assert not (_bits(plain.col_s) == _bits(sharded.col_s)).all()
+    glob = cake_jax.colwise_scales_to_global(jax.device_get(sharded.col_s), o, m, 4)
+    assert (_bits(plain.col_s) == _bits(glob)).all()
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_vmap_fold_equals_per_element_calls(stand_in, backward):
+    inp = jax.random.randint(jax.random.PRNGKey(3), (3, 256, 512), 0, 200).astype(BF16)
+    grad = jax.random.randint(jax.random.PRNGKey(4), (3, 256, 256), 0, 200).astype(BF16)
+    f = (lambda a, g: cake_jax.swiglu_mxfp8_backward(a, g, "both")) if backward else \
+        (lambda a, g: cake_jax.swiglu_mxfp8(a, "both"))
+    cpu0 = jax.devices("cpu")[0]
+    inp, grad = jax.device_put(inp, cpu0), jax.device_put(grad, cpu0)
+    folded = jax.jit(jax.vmap(f))(inp, grad)
+    for i in range(3):
+        one = jax.jit(f)(inp[i], grad[i])
+        for a, b in zip(one, folded):
+            assert (_bits(a) == _bits(b[i])).all()
+
+
+def test_normgate_vmap_values(stand_in):
+    k = jax.random.split(jax.random.PRNGKey(5), 3)
+    x = jax.random.normal(k[0], (3, 8, 64)).astype(BF16)
+    w = (1 + jax.random.normal(k[1], (64,)) / 4).astype(jnp.float32)
+    cpu0 = jax.devices("cpu")[0]
+    x, w = jax.device_put(x, cpu0), jax.device_put(w, cpu0)
+    y = jax.jit(jax.vmap(lambda x: cake_jax.normgate(x, x, w)))(x)
+    loss = lambda x, w: cake_jax.normgate(x, x, w).astype(jnp.float32).sum()  # noqa: E731
+    g = jax.jit(jax.vmap(jax.grad(loss, argnums=1), in_axes=(0, None)))(x, w)
+    for i in range(3):
+        assert (_bits(y[i]) == _bits(jax.jit(lambda x: cake_jax.normgate(x, x, w))(x[i]))).all()
+        assert (_bits(g[i]) == _bits(jax.jit(jax.grad(loss, argnums=1))(x[i], w))).all()
