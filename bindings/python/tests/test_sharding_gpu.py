@@ -70,4 +70,5 @@ def test_swiglu_dtensor_is_the_plain_call(mesh, orient):
         for a, b in zip(plain, sharded):
             assert (a is None) == (b is None)
             if a is not None:
-                assert same(b.full_tensor(), a)
+                # One rank holds the whole tensor (and a collective of float8 is not needed).
+                assert b.shape == a.shape and same(b.to_local(), a)
