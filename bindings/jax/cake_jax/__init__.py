@@ -263,7 +263,10 @@ def _check_normgate(x, z, w, v: "_Variant"):
     if not (np.isfinite(v.eps) and v.eps >= 0):
         raise _library_error(Status.INVALID_ARGUMENT,
                              f"desc->eps = {v.eps:g}: must be finite and >= 0")
-    if v.group_size and (v.group_size < 0 or v.group_size % 8 or d % v.group_size):
+    if v.group_size < 0:
+        raise _library_error(Status.INVALID_ARGUMENT, f"desc->group_size = {v.group_size}: must "
+                             "be >= 0 (0: the whole row)")
+    if v.group_size and (v.group_size % 8 or d % v.group_size):
         raise _library_error(Status.UNSUPPORTED_SHAPE,
                              f"desc->group_size = {v.group_size}: must be 0 (the whole row) or a "
                              f"multiple of 8 that divides d = {d}")

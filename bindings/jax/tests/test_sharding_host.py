@@ -249,6 +249,9 @@ def test_vmap_of_a_batched_w_maps_over_the_batch():
     ((4, 12), {}, cake.UnsupportedShapeError, "desc->d = 12"),
     ((4, 8200), {}, cake.UnsupportedShapeError, "desc->d = 8200"),
     ((4, 64), {"group_size": 12}, cake.UnsupportedShapeError, "group_size = 12"),
+    ((4, 64), {"group_size": 48}, cake.UnsupportedShapeError, "group_size = 48"),
+    ((4, 64), {"group_size": -8}, cake.InvalidArgumentError, "group_size = -8"),
+    ((4, 64), {"eps": -1.0}, cake.InvalidArgumentError, "desc->eps"),
     ((4, 64), {"eps": float("nan")}, cake.InvalidArgumentError, "desc->eps"),
 ])
 def test_normgate_trace_time_errors(shape, kw, error, words):
