@@ -303,13 +303,13 @@ def test_the_guides_training_step_compiles_without_gathers():
 
 
 # ---- values: the rules run on four CPU devices with a jnp stand-in for the kernels -------------
-# The partition callbacks, psum and layouts are executed for real; only the kernel call on one
-# device's operands (cake_jax._forward_local, _backward_local, _swiglu_local) is replaced by jnp
-# code with the same contract: the norm-gate in FP32, the SwiGLU + MXFP8 outputs as layout probes
-# (every byte a function of the input row it belongs to, at the spec's swizzled offsets).
-def _ng_ref(x, z, w, v):
+# The partition callbacks, psum, dtypes and layouts are executed for real; only the FFI call on
+# one device's operands (cake_jax._ffi) is replaced by jnp code with the same contract: the
+# norm-gate (SiLU gate after the norm, or none) in FP32, the SwiGLU + MXFP8 outputs as layout
+# probes (every byte a function of the input row it belongs to, at the spec's swizzled offsets).
+def _ng_ref(x, z, w, eps):
     xf = x.astype(jnp.float32)
-    y = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + v.eps)
+    y = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + eps)
     y = y * w.astype(jnp.float32)
     if z is not None:
         zf = z.astype(jnp.float32)
@@ -317,40 +317,51 @@ def _ng_ref(x, z, w, v):
     return y
 
 
-def _fwd_stand_in(x, z, w, v):
-    return _ng_ref(x, z, w, v).astype(x.dtype)
-
-
-def _bwd_stand_in(dy, x, z, w, v, package, dw_dtype, kernel_dw_dtype):
-    w = w.astype(jnp.float32)  # dw summed in FP32 and rounded once, as the kernel does
-    if z is None:
-        _, vjp = jax.vjp(lambda x, w: _ng_ref(x, None, w, v), x, w)
-        dx, dw = vjp(dy.astype(jnp.float32))
-        dz = None
-    else:
-        _, vjp = jax.vjp(lambda x, z, w: _ng_ref(x, z, w, v), x, z, w)
-        dx, dz, dw = vjp(dy.astype(jnp.float32))
-        dz = dz.astype(z.dtype)
-    return dx.astype(x.dtype), dz, dw.astype(kernel_dw_dtype)
-
-
-def _swiglu_stand_in(target, backward, orient, program, inp, grad):
+def _swiglu_probe(inp, grad, orient, results):
     m, k2 = inp.shape
+    backward = grad is not None
     o = k2 if backward else k2 // 2
     vals = inp.astype(jnp.float32)[:, :o] + (1.0 if backward else 0.0)
-    sizes = cake.swiglu_mxfp8_expected_sizes(m, k2 // 2, backward)
-    out = []
+    out = [jnp.zeros(shape, dtype) for shape, dtype in results]  # the empty orientations
     if orient & 1:
-        rs = jnp.zeros((sizes.row_s_bytes,), jnp.uint8)
         offs = cake_jax.swizzled_scale_offsets(m, o // 32).reshape(-1)
-        rs = rs.at[offs].set((vals[:, ::32] % 251).astype(jnp.uint8).reshape(-1))
-        out += [(vals % 64).astype(jnp.float8_e4m3fn), rs]
+        out[0] = (vals % 64).astype(jnp.float8_e4m3fn)
+        out[1] = out[1].at[offs].set((vals[:, ::32] % 251).astype(jnp.uint8).reshape(-1))
     if orient & 2:
-        cs = jnp.zeros((sizes.col_s_bytes,), jnp.uint8)
         offs = cake_jax.swizzled_scale_offsets(o, m // 32).reshape(-1)
-        cs = cs.at[offs].set(((vals.T[:, ::32] * 7) % 251).astype(jnp.uint8).reshape(-1))
-        out += [(vals.T % 64).astype(jnp.float8_e4m3fn), cs]
-    return tuple(out)
+        out[2] = (vals.T % 64).astype(jnp.float8_e4m3fn)
+        out[3] = out[3].at[offs].set(((vals.T[:, ::32] * 7) % 251).astype(jnp.uint8).reshape(-1))
+    return out
+
+
+def _ffi_stand_in(target, results, args, **attrs):
+    # As the real call: inside shard_map all operands vary over the same axes (else the jnp
+    # code's implicit broadcast of w would transpose to a psum the kernel does not do).
+    args, _ = cake_jax._match_varying(args)
+    eps = float(attrs["eps"]) if "eps" in attrs else None
+    if target == "cake_normgate_fwd":
+        x, z, w = args
+        z = None if z.size == 0 else z
+        assert int(attrs.get("gate", 0)) == (0 if z is not None else 2)
+        return (_ng_ref(x, z, w, eps).astype(x.dtype),)
+    if target == "cake_normgate_bwd":
+        dy, x, z, w = args
+        z = None if z.size == 0 else z
+        (_, _), (dz_shape, dz_dtype), (_, dw_dtype), (ws_shape, _) = results
+        wf = w.astype(jnp.float32)  # dw summed in FP32 and rounded once, as the kernel does
+        if z is None:
+            _, vjp = jax.vjp(lambda x, w: _ng_ref(x, None, w, eps), x, wf)
+            dx, dw = vjp(dy.astype(jnp.float32))
+            dz = jnp.zeros(dz_shape, dz_dtype)
+        else:
+            _, vjp = jax.vjp(lambda x, z, w: _ng_ref(x, z, w, eps), x, z, wf)
+            dx, dz, dw = vjp(dy.astype(jnp.float32))
+        return (dx.astype(x.dtype), dz.astype(dz_dtype), dw.astype(dw_dtype),
+                jnp.zeros(ws_shape, jnp.uint8))
+    orient = int(attrs["orientation"])
+    if target == "cake_swiglu_mxfp8_fwd":
+        return _swiglu_probe(args[0], None, orient, results)
+    return _swiglu_probe(args[0], args[1], orient, results)
 
 
 def _fresh_ops():
@@ -363,9 +374,7 @@ def _fresh_ops():
 @pytest.fixture
 def stand_in(monkeypatch):
     _fresh_ops()
-    monkeypatch.setattr(cake_jax, "_forward_local", _fwd_stand_in)
-    monkeypatch.setattr(cake_jax, "_backward_local", _bwd_stand_in)
-    monkeypatch.setattr(cake_jax, "_swiglu_local", _swiglu_stand_in)
+    monkeypatch.setattr(cake_jax, "_ffi", _ffi_stand_in)
     yield
     monkeypatch.undo()
     _fresh_ops()
@@ -460,3 +469,34 @@ def test_normgate_vmap_values(stand_in):
     for i in range(3):
         assert (_bits(y[i]) == _bits(jax.jit(lambda x: cake_jax.normgate(x, x, w))(x[i]))).all()
         assert (_bits(g[i]) == _bits(jax.jit(jax.grad(loss, argnums=1))(x[i], w))).all()
+
+
+def test_shard_map_values_equal_unsharded(stand_in, auto_mesh):
+    # Inside shard_map the binding's own rule: per-device calls, w's gradient summed over the
+    # rows' axis once (not again by the partitioning rule).
+    from jax import shard_map
+
+    k = jax.random.split(jax.random.PRNGKey(6), 4)
+    x, z = (jax.random.normal(kk, (64, 128)).astype(BF16) for kk in k[:2])
+    w = 1 + 0.5 * jax.random.normal(k[2], (128,), jnp.float32)
+    t = jax.random.normal(k[3], (64, 128), jnp.float32)
+
+    def loss_one(x, z, w, t):
+        return jnp.sum(cake_jax.normgate(x, z, w).astype(jnp.float32) * t)
+
+    sharded_loss = shard_map(lambda *a: jax.lax.psum(loss_one(*a), "r"), mesh=auto_mesh,
+                             in_specs=(P("r"), P("r"), P(), P("r")), out_specs=P())
+    cpu0 = jax.devices("cpu")[0]
+    one = [jax.device_put(a, cpu0) for a in (x, z, w, t)]
+    g1 = jax.jit(jax.grad(loss_one, argnums=(0, 1, 2)))(*one)
+    rows, whole = NamedSharding(auto_mesh, P("r")), NamedSharding(auto_mesh, P())
+    gn = jax.jit(jax.grad(sharded_loss, argnums=(0, 1, 2)))(
+        jax.device_put(x, rows), jax.device_put(z, rows), jax.device_put(w, whole),
+        jax.device_put(t, rows))
+    import numpy as np
+
+    for a, b in zip(g1, gn):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        assert np.linalg.norm(a - b) <= 1e-2 * np.linalg.norm(a), np.abs(a - b).max()
+    # dw summed once: a second psum would give 4x.
+    np.testing.assert_allclose(np.asarray(gn[2]), np.asarray(g1[2]), rtol=1e-4, atol=1e-3)
