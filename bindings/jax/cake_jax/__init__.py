@@ -412,7 +412,8 @@ def _normgate_bwd_op(v, has_z, package, dw_name):
 
     rule = ("... d, ... d, ... d, d -> ... d, ... d, d" if has_z
             else "... d, ... d, d -> ... d, d")
-    op = _partition.partitioned(RowRule(local, rule, shardings, ("d",)))
+    # The rows follow x (the forward's input, saved), whatever sharding dy arrives with.
+    op = _partition.partitioned(RowRule(local, rule, shardings, ("d",), rows_from=1))
     # Under vmap each batch element has its own dw: mapped over the batch (fold returns None).
     return _partition.batched(op, lambda n, batched, *args: None)
 

@@ -69,7 +69,7 @@ class RowRule(NamedTuple):
     """One op's rule. local(axes, mesh, *operands) runs the kernel on one device's operands
     (axes: the mesh axes that split the rows, () when they are not split); shardings(mesh, spec,
     arg_shapes) returns (the rows' spec it settles on, operand specs, result specs) from operand
-    0's rows' spec; rule: the Shardy string (jax.experimental.custom_partitioning's Einsum-like
+    rows_from's rows' spec; rule: the Shardy string (jax.experimental.custom_partitioning's Einsum-like
     notation), need_replication: its factors that must not be sharded (the columns)."""
 
     local: Callable
@@ -77,18 +77,21 @@ class RowRule(NamedTuple):
     shardings: Callable
     need_replication: tuple = ()
     sizes: tuple = ()  # (factor, size) pairs the shapes alone do not fix
+    rows_from: int = 0  # the operand whose sharding decides the rows' (x, not dy, backward)
 
 
 def partitioned(r: RowRule):
-    """@p r as a custom_partitioning function; the rows come from operand 0's sharding. On one
-    device (or fully inside shard_map) JAX inlines r.local with no axes: the plain call."""
+    """@p r as a custom_partitioning function; the rows come from operand r.rows_from's
+    sharding. On one device (or fully inside shard_map) JAX inlines r.local with no axes: the
+    plain call."""
 
     @custom_partitioning
     def op(*args):
         return r.local((), None, *args)
 
     def partition(mesh, arg_shapes, result_shape):
-        spec = row_spec(arg_shapes[0].sharding, len(arg_shapes[0].shape))
+        lead = arg_shapes[r.rows_from]
+        spec = row_spec(lead.sharding, len(lead.shape))
         spec, arg_specs, res_specs = r.shardings(mesh, spec, arg_shapes)
         axes = row_axes(spec)
         axes = axes if axes_size(mesh, axes) > 1 else ()

@@ -101,6 +101,17 @@ def test_normgate_backward_sums_dw_once_in_fp32(mesh, spec):
     assert re.search(r"f32\[64\]\{0\} all-reduce", text)
 
 
+def test_normgate_backward_rows_follow_x_not_dy(mesh):
+    # A replicated dy (a loss's broadcast) is sliced to x's rows; x is not gathered.
+    x = arg((8, 64), mesh, "r", None)
+    dy = arg((8, 64), mesh)
+    w = arg((64,), mesh)
+    text = hlo(lambda dy, x, w: cake_jax.normgate_backward(dy, x, x, w), dy, x, w)
+    (line,) = calls(text, "cake_normgate_bwd")
+    assert "bf16[2,64]" in line
+    assert "all-gather" not in collectives(text)
+
+
 def test_normgate_backward_without_gate(mesh):
     x = arg((8, 64), mesh, "r", None)
     w = arg((64,), mesh, dtype=jnp.float32)
