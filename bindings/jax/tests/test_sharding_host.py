@@ -511,3 +511,19 @@ def test_shard_map_values_equal_unsharded(stand_in, auto_mesh):
         assert np.linalg.norm(a - b) <= 1e-2 * np.linalg.norm(a), np.abs(a - b).max()
     # dw summed once: a second psum would give 4x.
     np.testing.assert_allclose(np.asarray(gn[2]), np.asarray(g1[2]), rtol=1e-4, atol=1e-3)
+
+
+def test_eager_calls_compose(stand_in):
+    # Outside jit: custom_vjp over custom_vmap over custom_partitioning, each op dispatched alone.
+    import numpy as np
+
+    cpu0 = jax.devices("cpu")[0]
+    x = jax.device_put(jax.random.normal(jax.random.PRNGKey(7), (8, 64)).astype(BF16), cpu0)
+    w = jax.device_put(jnp.ones((64,), jnp.float32), cpu0)
+    y = cake_jax.normgate(x, x, w)
+    assert np.array_equal(_bits(y), _bits(jax.jit(lambda x, w: cake_jax.normgate(x, x, w))(x, w)))
+    g = jax.grad(lambda w: cake_jax.normgate(x, x, w).astype(jnp.float32).sum())(w)
+    assert g.shape == (64,) and bool(jnp.isfinite(g).all())
+    inp = jax.device_put(jnp.ones((128, 256), BF16), cpu0)
+    q = cake_jax.swiglu_mxfp8(inp, "both")
+    assert q.row_q.shape == (128, 128) and q.col_q.shape == (128, 128)
