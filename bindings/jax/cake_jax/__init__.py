@@ -617,7 +617,9 @@ def _swiglu(target, backward, inp, grad, orientation, program):
 def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
     """The colwise scales of a call whose rows were split into @p shards equal parts (the
     shard-major layout a row-sharded call gives, see cake_jax._partition) in the unsharded
-    call's swizzled [o, m] layout: a permutation of 512-byte tiles."""
+    call's swizzled [o, m] layout: a permutation of 512-byte tiles. Takes the whole array (a
+    NumPy array from jax.device_get, or a replicated jax.Array: under an Explicit mesh a reshape
+    of a sharded array needs an out_sharding)."""
     t = _partition.SCALE_TILE
     if o % t or m % (t * shards):
         raise ValueError(f"cake_jax: colwise scales of o = {o}, m = {m} over {shards} shards: o "
