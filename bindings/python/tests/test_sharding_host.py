@@ -25,6 +25,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 import cake.torch as ct  # noqa: E402
 from cake.torch import sharding  # noqa: E402
+from conftest import PYTHON_DIR  # noqa: E402
 
 BF16, F32 = torch.bfloat16, torch.float32
 WORLD = 4
@@ -34,6 +35,26 @@ def test_every_operator_has_a_rule():
     assert set(sharding.registered()) == {
         "cake::normgate_fwd", "cake::normgate_bwd", "cake::normgate_bwd_accumulate",
         "cake::swiglu_mxfp8_fwd", "cake::swiglu_mxfp8_bwd"}
+
+
+def test_rules_register_when_dtensor_is_imported_later():
+    # cake.torch first, DTensor later: the rules are registered by that later import.
+    import subprocess
+    import sys
+
+    code = ("import sys, cake.torch\n"
+            "from cake.torch import sharding\n"
+            "assert 'torch.distributed.tensor' not in sys.modules\n"
+            "assert sharding.registered() == []\n"
+            "import torch.distributed.tensor\n"
+            "print(len(sharding.registered()))\n")
+    import os
+
+    here = None if os.environ.get("CAKE_TEST_INSTALLED") == "1" else str(PYTHON_DIR)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=here,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "5"
 
 
 @pytest.fixture(scope="module")

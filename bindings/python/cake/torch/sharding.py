@@ -3,7 +3,9 @@
 Every Cake operator works on rows: a norm-gate row is the last dimension of x ([..., d]), a
 SwiGLU + MXFP8 row is a row of in ([m, 2k]). A DTensor sharded on rows therefore runs the
 operator on each rank's local rows with no communication; the columns (d, 2k) and w are
-replicated. Importing cake.torch registers these rules (this module), so
+replicated. The rules are registered when torch.distributed.tensor is imported (at once when it
+already is, when cake.torch is imported; a program that never makes a DTensor is spared that
+import), so
 
     x = distribute_tensor(x, mesh, [Shard(0)])            # or any leading dim of [..., d]
     w = distribute_tensor(w, mesh, [Replicate()])
@@ -43,27 +45,36 @@ the operator's arguments (DTensorSpec for tensors) and returns (outputs, inputs)
 for one mesh dimension (see register_sharding).
 """
 
+import importlib.abc
+import importlib.util
+import sys
+
 import torch
 
 from . import _schemas as S
 
-try:  # a torch built without distributed support has no DTensor: nothing to register
-    from torch.distributed.tensor import Partial, Replicate, Shard
-    from torch.distributed.tensor.experimental import register_sharding
-except ImportError:  # pragma: no cover
-    Partial = Replicate = Shard = register_sharding = None
-
 __all__ = ["rule", "register", "registered", "colwise_scales_to_global"]
 
-_R = Replicate() if Replicate is not None else None
+#: Filled by _load_dtensor(): DTensor's placements and registration function.
+Partial = Replicate = Shard = register_sharding = None
+_R = None
 _RULES = {}
 _REGISTERED = []
 _active = False  # register() has run: a later @rule registers at once
 
 
+def _load_dtensor():
+    global Partial, Replicate, Shard, register_sharding, _R
+    if register_sharding is None:
+        from torch.distributed.tensor import Partial, Replicate, Shard  # noqa: F811
+        from torch.distributed.tensor.experimental import register_sharding  # noqa: F811
+
+        _R = Replicate()
+
+
 def rule(op_name):
     """Decorator: @p fn is the sharding rule of operator @p op_name ("cake::name"); it is
-    registered by register() (at once when the operator is already loaded)."""
+    registered by register() (at once when register() has run already)."""
 
     def wrap(fn):
         _RULES[op_name] = fn
@@ -82,7 +93,7 @@ def _overload(op_name):
 
 def _register_one(op_name, fn):
     op = _overload(op_name)
-    if op is None or register_sharding is None:
+    if op is None:
         return False
     register_sharding(op)(fn)
     _REGISTERED.append(op_name)
@@ -90,8 +101,9 @@ def _register_one(op_name, fn):
 
 
 def register():
-    """Register every rule whose operator is loaded (idempotent)."""
+    """Register every rule whose operator is loaded (idempotent). Imports DTensor."""
     global _active
+    _load_dtensor()
     _active = True
     for name, fn in _RULES.items():
         if name not in _REGISTERED:
@@ -101,6 +113,39 @@ def register():
 def registered():
     """The operators whose rules are registered."""
     return list(_REGISTERED)
+
+
+_DTENSOR = "torch.distributed.tensor"
+
+
+class _RegisterAfterDTensorImport(importlib.abc.MetaPathFinder):
+    """Registers the rules right after torch.distributed.tensor is imported: a program makes
+    DTensors only after that import, and one that never does is spared its import time."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _DTENSOR:
+            return None
+        sys.meta_path.remove(self)  # the ordinary finders find the module
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_register(module):
+            exec_module(module)
+            register()
+
+        spec.loader.exec_module = exec_then_register
+        return spec
+
+
+def _register_when_dtensor_loads():
+    if not torch.distributed.is_available():
+        return  # a torch without distributed support has no DTensor
+    if _DTENSOR in sys.modules:
+        register()
+    else:
+        sys.meta_path.insert(0, _RegisterAfterDTensorImport())
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -209,4 +254,4 @@ def _swiglu_bwd(inp, grad, orientation, program=None):
     return [(o, i + i + [None, None]) for o, i in _swiglu(inp, orientation, True)]
 
 
-register()
+_register_when_dtensor_loads()
