@@ -267,7 +267,11 @@ def variants(doc):
         if not r.get("cake") and r["peer"] not in names:
             names.append(r["peer"])
     order = {op: i for i, op in enumerate(("fwdg", "bwdg", "fwd+bwd"))}
-    keys.sort(key=lambda k: (keys.index(next(q for q in keys if q[:2] == k[:2])), order.get(k[2], 9)))
+    first = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k[:2], i)
+    # Each variant and shape where it first appears, its ops in order (fwd + bwd rows come last).
+    keys.sort(key=lambda k: (first[k[:2]], order.get(k[2], 9)))
 
     def cake(k, name):
         r = by.get(k + (name,))
@@ -293,8 +297,8 @@ def variants(doc):
            "vs best = the best peer's time over Cake's, paired rounds. %s." % (
                VARIANT_LEGEND, "%.0f" % meta["copy_gbps"] if meta.get("copy_gbps") else "?", meta.get("copy_how", "?"),
                "%g" % tol if tol is not None else "?", legend(names) if names else "No peers"), "",
-           "| variant | rows x D | op | Cake nondet us | Cake det us | limit us | % limit nondet | "
-           "% limit det | %s | vs best, nondet | vs best, det |" % " | ".join(short_peer(p) for p in names),
+           "| variant | rows x D | op | Cake nondet us | Cake det us | limit us | %% limit nondet | "
+           "%% limit det | %s | vs best, nondet | vs best, det |" % " | ".join(short_peer(p) for p in names),
            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | %s | ---: | ---: |" % " | ".join(
                "---:" for _ in names)]
     for k in keys:

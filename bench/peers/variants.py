@@ -149,6 +149,9 @@ def finish(results, copy_gbps):
         d = derive_fwd_bwd(sub)
         for row in d:
             row["variant"] = v
+            th = next((q["th"] for q in sub if q["shape"] == row["shape"] and q.get("th")), None)
+            if th:
+                row["th"] = th
             fwd = next((q for q in sub if q["op"] == "fwdg" and q["shape"] == row["shape"]
                         and q.get("limit_us")), None)
             bwd = next((q for q in sub if q["op"] == "bwdg" and q["shape"] == row["shape"]
@@ -486,8 +489,10 @@ class VariantRunner:
             if ck:
                 self.time_cake(case, ck, fwd_b, bwd_b)
             else:
-                self.report(case, "Cake", "not available" if "mismatch" not in why else "mismatch", why,
-                            ops=("fwdg",), is_cake=True)
+                status = "mismatch" if "mismatch" in why else "not available"
+                self.report(case, "Cake", status, why, ops=("fwdg",), is_cake=True)
+                for name in ("Cake nondet", "Cake det"):
+                    self.report(case, name, status, why, ops=("bwdg",), is_cake=True)
             extra = {"cake_note": why} if why else None
             for which, name, loaded in (("fla", FLA_NAME, self.ctx.fla), ("mamba", MAMBA_NAME, self.ctx.mamba)):
                 if which not in peers:
