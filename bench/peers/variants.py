@@ -501,6 +501,7 @@ class VariantRunner:
                     self.report(case, name, "unsupported", "the peer does not compute this variant")
                     continue
                 if loaded is None:
+                    self.report(case, name, "error", "not loaded (the JSON's versions say why)")
                     continue
                 try:
                     fwd, bwd = self.peer_fns(which, case, x, z, w, dy)
