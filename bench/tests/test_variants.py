@@ -16,6 +16,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "peers"))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 import bookkeeping  # noqa: E402
 import peers  # noqa: E402
 import results  # noqa: E402
@@ -200,6 +201,38 @@ class Rendering(unittest.TestCase):
         self.assertIn("Not measured (the time budget ran out)", md)
         # In a results JSON the block follows the device's tables; without it nothing changes.
         self.assertEqual(tables.variants({}), [])
+
+    def test_results_json_keeps_it_only_when_given(self):
+        import json
+        import tempfile
+        import test_results_tables as trt
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {}
+            for name, doc in (("cake", trt.cake_doc()), ("peers", trt.peers_doc()), ("variants", self.raw())):
+                paths[name] = os.path.join(tmp, name + ".json")
+                with open(paths[name], "w") as f:
+                    json.dump(doc, f)
+            out = {}
+            for key, extra in (("with", ["--variants", paths["variants"]]), ("without", [])):
+                out[key] = os.path.join(tmp, key + ".json")
+                argv = [paths["cake"], paths["peers"], "-o", out[key], "--commit", "abc1234",
+                        "--driver", "1.2"] + extra
+                import contextlib
+                import io
+                with contextlib.redirect_stdout(io.StringIO()):
+                    results.main(argv)
+            with open(out["with"]) as f:
+                text = f.read()
+            doc = json.loads(text)
+            with open(out["without"]) as f:
+                plain = json.load(f)
+        self.assertFalse({"variants", "variants_vs_best", "variants_meta"} & set(plain))
+        self.assertEqual(len(doc["variants"]), len(self.raw()["results"]))
+        self.assertIn('\n  {"variant":"silu/after"', text)  # one row a line
+        self.assertEqual(doc["variants_meta"]["command"], results.VARIANTS_DEFAULT)
+        full, base = tables.render(doc), tables.render(plain)
+        self.assertTrue(full.startswith(base.rstrip("\n")))
+        self.assertTrue(full.rstrip("\n").endswith(tables.render_variants(doc).rstrip("\n")))
 
     def test_refuses_another_tool(self):
         with self.assertRaises(ValueError):
