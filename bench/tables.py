@@ -246,7 +246,8 @@ def skipped(d):
 
 VARIANT_LEGEND = ("`silu/after`: y = rmsnorm(x) * w * silu(z); `silu/before`: y = rmsnorm(x * "
                   "silu(z)) * w; `sigmoid/...`: sigmoid(z) for silu(z); `none`: y = rmsnorm(x) * w; "
-                  "`/G1024`: mean squares per group of 1024 columns")
+                  "`/G1024`: mean squares per group of 1024 columns; BF16 tensors unless `/f16`, "
+                  "`/f32` (all tensors) or `/bf16-wf32` (FP32 w and dw) says otherwise")
 VARIANT_CELL = {"unsupported": "n/a", "mismatch": "wrong", "error": "err", "not available": "n/a"}
 
 
@@ -290,7 +291,7 @@ def variants(doc):
         return "**%.2f**" % r["us"] if name == best else "%.2f" % r["us"]
 
     tol = meta.get("check_tol")
-    out = ["Norm-gate variants (BF16, eps 1e-6; %s), CUDA-graph replays in peers.py's harness (us). "
+    out = ["Norm-gate variants (eps 1e-6; %s), CUDA-graph replays in peers.py's harness (us). "
            "limit us = the op's bytes at the device copy's bandwidth (%s GB/s, %s); %% limit = limit "
            "us / Cake us. Every peer and Cake checked against float64 before timing: `wrong` = a "
            "relative L2 error above %s (not timed), `n/a` = the peer does not compute the variant. "

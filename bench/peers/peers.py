@@ -90,6 +90,9 @@ def parse_args():
     p.add_argument("--vt-shapes", default=None, help="rows x D of the wide sets (default %s)" % VT_WIDE)
     p.add_argument("--vt-group", type=int, default=1024, help="G of the group set")
     p.add_argument("--vt-group-shape", default="16384x8192", help="rows x D of the group set")
+    p.add_argument("--vt-dtypes", default="bf16",
+                   help="variants: dtypes, each X (x, z, w, dw) or X:W (w and dw in W), X and W "
+                        "of bf16, f16, f32; e.g. bf16,f32,bf16:f32 (every case per dtype)")
     p.add_argument("--check-tol", type=float, default=1e-2,
                    help="variants: largest relative L2 error against float64 of a peer timed")
     p.add_argument("--copy-gbps", type=float, default=0,

@@ -5,7 +5,8 @@ silu(z) or sigmoid(z) or none:
   gate after the norm:  y = rmsnorm_G(x) * w * a(z)   (variant "silu/after", "sigmoid/after")
   gate before the norm: y = rmsnorm_G(x * a(z)) * w   (variant "silu/before")
   no gate:              y = rmsnorm_G(x) * w          (variant "none")
-"/G1024" appended: G = 1024. BF16 x, z, w, y, dy, dx, dz, dw; eps 1e-6.
+"/G1024" appended: G = 1024. BF16 x, z, w, y, dy, dx, dz, dw (--vt-dtypes adds FP16 or FP32
+ones, or FP32 w and dw beside BF16 activations: "/f32", "/bf16-wf32" appended); eps 1e-6.
 
 Sets (--vt-sets, in this priority order):
   wide     rows x D of --vt-shapes (default the six wide shapes, D 512..8192), silu, both placements
@@ -18,8 +19,8 @@ Peers, each only where it computes the variant (elsewhere a row with status "uns
   mamba_ssm 2.3.2 rmsnorm_fn: SiLU or no gate (z=None), norm_before_gate=True for "after" and
     False for "before", group_size;
   torch.compile of the FP32 formula (forward, and the backward written out): every variant.
-Cake through its Python binding, the descriptor's gate, placement and group_size (forward; the
-backward in both packages, BF16 dw).
+Cake through its Python binding, the descriptor's gate, placement, group_size and dtypes
+(forward; the backward in both packages, dw in w's dtype).
 
 Every peer's and Cake's outputs (y; dx, dz, dw) are checked against a float64 autograd of the
 formula on the same inputs before anything is timed; a relative L2 error above --check-tol in
@@ -47,13 +48,32 @@ MAMBA_NAME = "mamba_ssm rmsnorm_fn"
 
 # -- the plan (pure Python) --------------------------------------------------------------------
 
-def variant_label(gate, placement, group):
-    """"silu/after", "sigmoid/after", "silu/before/G1024", "none", "none/G1024"."""
+DTYPES = ("bf16", "f16", "f32")
+ELEM = {"bf16": 2, "f16": 2, "f32": 4}
+TORCH_DTYPE = {"bf16": lambda t: t.bfloat16, "f16": lambda t: t.float16, "f32": lambda t: t.float32}
+
+
+def parse_dtype(spec):
+    """--vt-dtypes item: "X" (x, z, w, dw in X) or "X:W" (x, z in X; w, dw in W)."""
+    x, _, w = spec.partition(":")
+    w = w or x
+    for t in (x, w):
+        if t not in DTYPES:
+            raise ValueError("dtype %r: one of %s" % (t, ", ".join(DTYPES)))
+    return x, w
+
+
+def variant_label(gate, placement, group, dtype="bf16", w_dtype="bf16"):
+    """"silu/after", "sigmoid/after", "silu/before/G1024", "none", "none/G1024"; other dtypes
+    than BF16 appended: "/f32" (everything FP32), "/bf16-wf32" (FP32 w and dw)."""
     s = "none" if gate == "none" else "%s/%s" % (gate, placement)
-    return s + ("/G%d" % group if group else "")
+    s += "/G%d" % group if group else ""
+    if (dtype, w_dtype) != ("bf16", "bf16"):
+        s += "/" + (dtype if dtype == w_dtype else "%s-w%s" % (dtype, w_dtype))
+    return s
 
 
-def make_case(set_, rows, d, gate, placement, group=0, th=None):
+def make_case(set_, rows, d, gate, placement, group=0, th=None, dtype="bf16", w_dtype="bf16"):
     if group and (group % 8 or d % group):
         raise ValueError("group %d: a multiple of 8 that divides D = %d" % (group, d))
     if group == d:
@@ -61,8 +81,8 @@ def make_case(set_, rows, d, gate, placement, group=0, th=None):
     if gate == "none":
         placement = "after"  # without a gate the placement means nothing
     return {"set": set_, "rows": rows, "d": d, "gate": gate, "placement": placement,
-            "group": group, "shape": "%dx%d" % (rows, d), "th": th,
-            "variant": variant_label(gate, placement, group)}
+            "group": group, "shape": "%dx%d" % (rows, d), "th": th, "dtype": dtype,
+            "w_dtype": w_dtype, "variant": variant_label(gate, placement, group, dtype, w_dtype)}
 
 
 def parse_rxd(sh):
@@ -70,8 +90,18 @@ def parse_rxd(sh):
     return r, d
 
 
-def plan(sets, wide=WIDE, th_list="", group=1024, group_shape="16384x8192"):
-    """The cases of the variant table, in priority order (sets in the order given)."""
+def plan(sets, wide=WIDE, th_list="", group=1024, group_shape="16384x8192", dtypes=("bf16",)):
+    """The cases of the variant table, in priority order: per dtype (in the order given), the
+    sets in the order given."""
+    cases = []
+    for spec in dtypes:
+        x, w = parse_dtype(spec)
+        cases += [make_case(c["set"], c["rows"], c["d"], c["gate"], c["placement"], c["group"],
+                            c["th"], x, w) for c in _plan(sets, wide, th_list, group, group_shape)]
+    return cases
+
+
+def _plan(sets, wide, th_list, group, group_shape):
     cases = []
     wide_shapes = [parse_rxd(s) for s in wide.split(",") if s]
     for s in sets:
@@ -115,11 +145,17 @@ def peer_options(peer, case):
     raise ValueError("peer %r" % peer)
 
 
-def variant_bytes(rows, d, gated, elem=2):
-    """(read, write) bytes of the forward and of the backward (BF16 dw)."""
+def variant_bytes(rows, d, gated, elem=2, w_elem=2):
+    """(read, write) bytes of the forward and of the backward (dw in w's dtype)."""
     tb = rows * d * elem
+    wb = w_elem * d
     n = 2 if gated else 1  # x and z, or x alone
-    return (n * tb + 2 * d, tb), ((n + 1) * tb + 2 * d, n * tb + 2 * d)
+    return (n * tb + wb, tb), ((n + 1) * tb + wb, n * tb + wb)
+
+
+def case_bytes(case):
+    return variant_bytes(case["rows"], case["d"], case["gate"] != "none", ELEM[case["dtype"]],
+                         ELEM[case["w_dtype"]])
 
 
 def limit_us(bytes_rw, copy_gbps):
@@ -320,12 +356,17 @@ class VariantRunner:
         z = randn(rows, d, scale=2.0) if case["gate"] != "none" else None
         w = randn(d, scale=0.5, offset=1.0)
         dy = randn(rows, d)
-        return x, z, w, dy
+        # Other dtypes: the same BF16 values widened (exact in FP16 and FP32 at these magnitudes).
+        dt, wdt = TORCH_DTYPE[case["dtype"]](torch), TORCH_DTYPE[case["w_dtype"]](torch)
+        x, dy = x.to(dt), dy.to(dt)
+        z = z.to(dt) if z is not None else None
+        return x, z, w.to(wdt), dy
 
     def base(self, case, peer, op):
         row = {"family": "normgate", "op": op, "shape": case["shape"], "peer": peer,
                "variant": case["variant"], "gate": case["gate"], "placement": case["placement"],
-               "group": case["group"], "set": case["set"]}
+               "group": case["group"], "set": case["set"], "dtype": case["dtype"],
+               "w_dtype": case["w_dtype"]}
         if case["th"]:
             row["th"] = case["th"]
         return row
@@ -344,9 +385,11 @@ class VariantRunner:
         rows, d, gated = case["rows"], case["d"], case["gate"] != "none"
         kw = {"eps": EPS, "gate": case["gate"], "gate_before_norm": case["placement"] == "before",
               "group_size": case["group"] or None}
+        if (case["dtype"], case["w_dtype"]) != ("bf16", "bf16"):  # an older binding lacks them
+            kw.update(x_dtype=case["dtype"], z_dtype=case["dtype"], w_dtype=case["w_dtype"])
         y, dx = torch.empty_like(x), torch.empty_like(x)
         dz = torch.empty_like(z) if gated else None
-        dw = torch.empty(d, device="cuda", dtype=torch.bfloat16)
+        dw = torch.empty_like(w)  # dw in w's dtype, as the peers return it
         stream = torch.cuda.current_stream
         try:
             fdesc = cake.normgate_desc(rows, d, **kw)
@@ -361,7 +404,7 @@ class VariantRunner:
             checks = {"fwdg": errs}
             for pkg, name in ((cake.NormgatePackage.NONDETERMINISTIC, "Cake nondet"),
                               (cake.NormgatePackage.DETERMINISTIC, "Cake det")):
-                bdesc = cake.normgate_desc(rows, d, package=pkg, dw_dtype=cake.DType.BF16, **kw)
+                bdesc = cake.normgate_desc(rows, d, package=pkg, dw_dtype=case["w_dtype"], **kw)
                 ws_bytes = cake_h.normgate_workspace_size(bdesc)
                 ws = torch.zeros(max(ws_bytes, 16), device="cuda", dtype=torch.uint8)
 
@@ -485,7 +528,7 @@ class VariantRunner:
                 continue
             print("\nvariant %s, %s (%s)" % (case["variant"], case["shape"], case["set"]), flush=True)
             (x, z, w, dy), ck, why = self.case_setup(case)
-            fwd_b, bwd_b = variant_bytes(case["rows"], case["d"], case["gate"] != "none")
+            fwd_b, bwd_b = case_bytes(case)
             if ck:
                 self.time_cake(case, ck, fwd_b, bwd_b)
             else:
@@ -523,7 +566,7 @@ class VariantRunner:
                 continue
             print("\nvariant %s, %s: %s" % (case["variant"], case["shape"], name), flush=True)
             (x, z, w, dy), ck, why = self.case_setup(case)
-            fwd_b, bwd_b = variant_bytes(case["rows"], case["d"], case["gate"] != "none")
+            fwd_b, bwd_b = case_bytes(case)
             f, b = formula(torch, case)
             extra = {"cake_note": why} if why else None
             # One op at a time, compiled and timed before the next compile: ctx.compiled() resets
@@ -562,7 +605,8 @@ def run_table(ctx, peers, modes):
     run.meta["best"] = []
     print("copy reference %.1f GB/s (%s, read + write counted)" % (copy["gbps"], copy["how"]), flush=True)
     cases = plan([s for s in args.vt_sets.split(",") if s], args.vt_shapes, args.ng_shapes,
-                 args.vt_group, args.vt_group_shape)
+                 args.vt_group, args.vt_group_shape,
+                 [t for t in getattr(args, "vt_dtypes", "bf16").split(",") if t])
     run.meta["variant_cases"] = [{k: c[k] for k in ("set", "variant", "shape", "th")} for c in cases]
     vr = VariantRunner(ctx, copy["gbps"], args.check_tol)
     vr.fast_pass(cases, peers)

@@ -74,6 +74,26 @@ class Plan(unittest.TestCase):
             V.plan(["widest"])
 
 
+class Dtypes(unittest.TestCase):
+    def test_labels_bytes_and_plan(self):
+        self.assertEqual(V.parse_dtype("bf16:f32"), ("bf16", "f32"))
+        self.assertEqual(V.parse_dtype("f16"), ("f16", "f16"))
+        with self.assertRaises(ValueError):
+            V.parse_dtype("fp8")
+        self.assertEqual(V.variant_label("silu", "before", 1024, "f32", "f32"), "silu/before/G1024/f32")
+        self.assertEqual(V.variant_label("none", "after", 0, "bf16", "f32"), "none/bf16-wf32")
+        c = V.make_case("s", 10, 64, "silu", "after", dtype="f32", w_dtype="f32")
+        self.assertEqual(V.case_bytes(c), ((2 * 10 * 64 * 4 + 4 * 64, 10 * 64 * 4),
+                                           (3 * 10 * 64 * 4 + 4 * 64, 2 * 10 * 64 * 4 + 4 * 64)))
+        c = V.make_case("s", 10, 64, "none", "after", dtype="bf16", w_dtype="f32")
+        self.assertEqual(V.case_bytes(c), ((10 * 64 * 2 + 4 * 64, 10 * 64 * 2),
+                                           (2 * 10 * 64 * 2 + 4 * 64, 10 * 64 * 2 + 4 * 64)))
+        cases = V.plan(["wide"], "16x64", dtypes=["bf16", "f32", "bf16:f32"])
+        self.assertEqual([c["variant"] for c in cases],
+                         ["silu/after", "silu/before", "silu/after/f32", "silu/before/f32",
+                          "silu/after/bf16-wf32", "silu/before/bf16-wf32"])
+
+
 class PeerOptions(unittest.TestCase):
     def case(self, gate, placement, group=0):
         return V.make_case("s", 64, 2048, gate, placement, group)
@@ -285,6 +305,22 @@ class Formulas(unittest.TestCase):
                     self.assertEqual(set(errs), {"y", "dx", "dw"} | ({"dz"} if gate != "none" else set()))
                     self.assertLess(max(errs.values()), 4e-3, case["variant"])  # BF16 rounding
 
+    def test_other_dtypes_round_once_to_their_own_precision(self):
+        for spec, bound in (("f16", 1e-3), ("f32", 1e-6), ("bf16:f32", 4e-3)):
+            xd, wd = V.parse_dtype(spec)
+            for gate, pl in (("silu", "before"), ("sigmoid", "after")):
+                case = V.make_case("t", 64, 256, gate, pl, 64, dtype=xd, w_dtype=wd)
+                x, z, w, dy = self.inputs(case)
+                dt, wdt = V.TORCH_DTYPE[xd](torch), V.TORCH_DTYPE[wd](torch)
+                x, z, w, dy = x.to(dt), z.to(dt), w.to(wdt), dy.to(dt)
+                ref = V.reference64(torch, case, x, z, w, dy)
+                f, b = V.formula(torch, case)
+                y = f(x, z, w)
+                dx, dz, dw = b(dy, x, z, w)
+                self.assertEqual((y.dtype, dx.dtype, dz.dtype, dw.dtype), (dt, dt, dt, wdt))
+                errs, bad = V.check_outputs(torch, {"y": y, "dx": dx, "dz": dz, "dw": dw}, ref, 1e-2)
+                self.assertLess(max(errs.values()), bound, (case["variant"], errs))
+
     def test_the_check_catches_another_formula(self):
         before = V.make_case("t", 64, 2048, "silu", "before", 1024)
         x, z, w, dy = self.inputs(before)
@@ -370,13 +406,15 @@ def fake_cake(t):
         return V.make_case("c", desc["rows"], desc["d"], desc["gate"],
                            "before" if desc["gate_before_norm"] else "after", desc["group_size"] or 0)
 
-    h = types.SimpleNamespace(calls=[])
+    h = types.SimpleNamespace(calls=[], dtypes=[], dw_dtypes=[])
 
     def forward(desc, x, z, w, y, rstd, stream):
         h.calls.append(("fwd", desc["gate"], desc["gate_before_norm"], desc["group_size"]))
+        h.dtypes.append((desc.get("x_dtype"), desc.get("z_dtype"), desc.get("w_dtype"), str(x.dtype), str(w.dtype)))
         y.copy_(V.formula(t, case_of(desc))[0](x, z, w))
 
     def backward(desc, dy, x, z, w, dx, dz, dw, ws, ws_bytes, stream):
+        h.dw_dtypes.append((desc["dw_dtype"], str(dw.dtype)))
         a, b, c = V.formula(t, case_of(desc))[1](dy, x, z, w)
         dx.copy_(a)
         dw.copy_(c)
@@ -394,7 +432,7 @@ class PassesOnCpu(unittest.TestCase):
         args = types.SimpleNamespace(time_budget=0, json=None, no_pair=False, check_tol=1e-2,
                                      copy_gbps=4000.0, vt_sets="wide,group,sigmoid,d128,nogate",
                                      vt_shapes="64x256", ng_shapes="2x8", vt_group=64,
-                                     vt_group_shape="32x256")
+                                     vt_group_shape="32x256", vt_dtypes="bf16,bf16:f32")
         run = bookkeeping.Run(args)
         gen = torch.Generator().manual_seed(1)
         cake, cake_h = fake_cake(t)
@@ -435,13 +473,20 @@ class PassesOnCpu(unittest.TestCase):
                 self.assertEqual(st[("silu/%s/G64" % pl, "32x256", op, "mamba_ssm rmsnorm_fn")], "mismatch")
                 self.assertNotIn(("silu/%s/G64" % pl, "32x256", op, "mamba_ssm rmsnorm_fn"), timed)
         # torch.compile of the formula, every variant, both ops; Cake's descriptor carried each.
-        for c in V.plan(args.vt_sets.split(","), args.vt_shapes, args.ng_shapes, 64, "32x256"):
+        for c in V.plan(args.vt_sets.split(","), args.vt_shapes, args.ng_shapes, 64, "32x256",
+                        ["bf16", "bf16:f32"]):
             for op in ("fwdg", "bwdg"):
                 self.assertEqual(st[(c["variant"], c["shape"], op, "torch.compile default")], "ok")
                 self.assertEqual(st[(c["variant"], c["shape"], op, "Cake" if op == "fwdg" else "Cake det")], "ok")
         self.assertIn(("fwd", "sigmoid", False, None), cake_h.calls)
         self.assertIn(("fwd", "silu", True, 64), cake_h.calls)
         self.assertIn(("fwd", "none", False, None), cake_h.calls)
+        # BF16 rows leave the dtype fields at their defaults; FP32 w rows set them, dw FP32 too.
+        self.assertEqual(set(cake_h.dtypes), {(None, None, None, "torch.bfloat16", "torch.bfloat16"),
+                                              ("bf16", "bf16", "f32", "torch.bfloat16", "torch.float32")})
+        self.assertEqual(set(cake_h.dw_dtypes), {("bf16", "torch.bfloat16"), ("f32", "torch.float32")})
+        self.assertEqual(st[("silu/before/G64/bf16-wf32", "32x256", "bwdg", "torch.compile default")], "ok")
+        self.assertEqual(st[("sigmoid/after/bf16-wf32", "64x256", "bwdg", "FLA rms_norm_gated")], "ok")
         # Paired speedups and limits per variant, then the table renders every row.
         self.assertTrue(any(v["variant"] == "silu/before/G64" and v["op"] == "fwd+bwd"
                             for v in run.meta["cake_vs_best_peer"]))
