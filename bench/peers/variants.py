@@ -609,10 +609,17 @@ def run_table(ctx, peers, modes):
                  [t for t in getattr(args, "vt_dtypes", "bf16").split(",") if t])
     run.meta["variant_cases"] = [{k: c[k] for k in ("set", "variant", "shape", "th")} for c in cases]
     vr = VariantRunner(ctx, copy["gbps"], args.check_tol)
+    # Each pass's seconds in the JSON: what a --time-budget has to hold on this machine.
+    run.meta["pass_s"] = {}
+    t0 = time.time()
     vr.fast_pass(cases, peers)
+    run.meta["pass_s"]["cake, fla, mamba"] = time.time() - t0
     if "compile" in peers:
         for mode in modes:
+            t0 = time.time()
             vr.compile_pass(cases, mode)
+            run.meta["pass_s"]["compile " + mode] = time.time() - t0
+    print("passes (s): " + ", ".join("%s %.1f" % kv for kv in run.meta["pass_s"].items()), flush=True)
     derived, best, versus = finish(run.results, copy["gbps"])
     run.results += derived
     run.meta["best"] = best
