@@ -11,6 +11,10 @@ fractions, each peer's time, the paired speedups against the best peer, the rout
 verdict) and the provenance (date, device, library commit, tool versions, method, the commands
 that reproduce it); per-round medians and per-program routing times stay in the raw JSONs.
 bench/tables.py and bench/plot.py read only this file.
+
+--variants VARIANTS.json (bench/peers/peers.py --table variants) adds the norm-gate variant
+table: its rows (variants), Cake against the best peer (variants_vs_best) and its provenance
+and copy reference (variants_meta). Without it the file has none of these keys.
 """
 
 import argparse
@@ -23,6 +27,7 @@ import sys
 FORMAT = "cake-results 1"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS_DEFAULT = "python3 bench/peers/peers.py --peers fla,mamba,compile --json peers.json"
+VARIANTS_DEFAULT = "python3 bench/peers/peers.py --table variants --json variants.json"
 
 
 def r3(v):
@@ -149,6 +154,51 @@ def build(cake, peers, a, out_path):
     }
 
 
+def variant_rows(raw):
+    """The variant table's rows: per variant, shape, op and peer (Cake's rows marked "cake"), the
+    median and the copy limit, or the status and note of a row not timed (unsupported, mismatch
+    against float64, error, not available)."""
+    out = []
+    for r in raw.get("results", []):
+        if "variant" not in r:
+            continue
+        row = {"variant": r["variant"], "shape": r["shape"], "op": r["op"], "peer": r["peer"]}
+        if r.get("th"):
+            row["th"] = r["th"]
+        if r.get("is_cake"):
+            row["cake"] = True
+        if r.get("status") == "ok":
+            row["us"] = r3(r["time"]["median_us"])
+            if r["time"].get("spread_pct") is not None:
+                row["spread_pct"] = r3(r["time"]["spread_pct"])
+        else:
+            row["status"] = r.get("status", "")
+            row["note"] = (r.get("note") or "")[:200]
+        if r.get("limit_us"):
+            row["limit_us"] = r3(r["limit_us"])
+        out.append(row)
+    return out
+
+
+def variant_section(raw, command=None):
+    """{variants, variants_vs_best, variants_meta} from a peers.py --table variants JSON."""
+    if raw.get("tool") != "cake-bench peers variants":
+        raise ValueError("not a peers.py --table variants JSON (tool %r)" % raw.get("tool"))
+    copy = raw.get("copy", {})
+    meta = {"date": raw.get("date", "")[:10], "device": raw.get("device", {}),
+            "versions": raw.get("versions", {}), "method": raw.get("method", {}),
+            "copy_gbps": r3(copy.get("gbps")), "copy_how": copy.get("how", ""),
+            "floor_us": r3(raw.get("floor_graph", {}).get("median_us")),
+            "check_tol": raw.get("check_tol"), "skipped": list(raw.get("skipped_for_time", []))}
+    if command:
+        meta["command"] = command
+    versus = [{"variant": v["variant"], "op": v["op"], "shape": v["shape"], "cake": v["cake"],
+               "cake_us": r3(v["cake_us"]), "peer": v["peer"], "peer_us": r3(v["peer_us"]),
+               "speedup": r3(v["speedup"]), "lo": r3(v.get("speedup_lo")),
+               "hi": r3(v.get("speedup_hi"))} for v in raw.get("cake_vs_best_peer", [])]
+    return {"variants": variant_rows(raw), "variants_vs_best": versus, "variants_meta": meta}
+
+
 def dumps(doc):
     """JSON with one row of a list a line: small, and a new run reads as a line-by-line diff."""
     parts = []
@@ -172,6 +222,9 @@ def main(argv=None):
     ap.add_argument("--date", help="YYYY-MM-DD (default: cake-bench's date)")
     ap.add_argument("--peers-command", default=PEERS_DEFAULT,
                     help="the peers.py command line that made PEERS (recorded as given)")
+    ap.add_argument("--variants", help="bench/peers/peers.py --table variants --json output")
+    ap.add_argument("--variants-command", default=VARIANTS_DEFAULT,
+                    help="the peers.py command line that made VARIANTS (recorded as given)")
     a = ap.parse_args(argv)
     with open(a.cake) as f:
         cake = json.load(f)
@@ -180,6 +233,9 @@ def main(argv=None):
     if cake.get("tool") != "cake-bench" or "results" not in cake:
         sys.exit("results.py: %s is not cake-bench JSON" % a.cake)
     doc = build(cake, peers, a, a.output)
+    if a.variants:
+        with open(a.variants) as f:
+            doc.update(variant_section(json.load(f), a.variants_command))
     with open(a.output, "w") as f:
         f.write(dumps(doc))
     print("wrote %s (%d Cake rows, %d peer rows, %d paired)" % (

@@ -15,6 +15,10 @@ with Cake's speedup over the best one; SwiGLU + MXFP8 against the limit, the cop
 peer; the smallest SwiGLU shapes against the empty-kernel floor timed in the same rounds; the
 routing check's verdict. A speedup is the best peer's time over Cake's in the rounds where
 peers.py alternated Cake's graph with that peer's: median [min, max] of the per-round ratios.
+Where the results JSON has the norm-gate variant table (bench/results.py --variants), it follows.
+
+    python3 bench/tables.py --variants variants.json     # the variant table of one peers.py
+                                                         # --table variants JSON, straight
 """
 
 import argparse
@@ -240,11 +244,100 @@ def skipped(d):
     return ["Not measured (the peers' time budget ran out): %s." % "; ".join(pretty)]
 
 
+VARIANT_LEGEND = ("`silu/after`: y = rmsnorm(x) * w * silu(z); `silu/before`: y = rmsnorm(x * "
+                  "silu(z)) * w; `sigmoid/...`: sigmoid(z) for silu(z); `none`: y = rmsnorm(x) * w; "
+                  "`/G1024`: mean squares per group of 1024 columns; BF16 tensors unless `/f16`, "
+                  "`/f32` (all tensors) or `/bf16-wf32` (FP32 w and dw) says otherwise")
+VARIANT_CELL = {"unsupported": "n/a", "mismatch": "wrong", "error": "err", "not available": "n/a"}
+
+
+def variants(doc):
+    """The norm-gate variant table (peers.py --table variants): Cake against the copy limit and
+    each peer, per variant, shape and op."""
+    rows = doc.get("variants") or []
+    if not rows:
+        return []
+    meta = doc.get("variants_meta", {})
+    by = {(r["variant"], r["shape"], r["op"], r["peer"]): r for r in rows}
+    vs = {(v["variant"], v["shape"], v["op"], v["cake"]): v for v in doc.get("variants_vs_best", [])}
+    keys, names = [], []
+    for r in rows:
+        k = (r["variant"], r["shape"], r["op"])
+        if k not in keys:
+            keys.append(k)
+        if not r.get("cake") and r["peer"] not in names:
+            names.append(r["peer"])
+    order = {op: i for i, op in enumerate(("fwdg", "bwdg", "fwd+bwd"))}
+    first = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k[:2], i)
+    # Each variant and shape where it first appears, its ops in order (fwd + bwd rows come last).
+    keys.sort(key=lambda k: (first[k[:2]], order.get(k[2], 9)))
+
+    def cake(k, name):
+        r = by.get(k + (name,))
+        if not r:
+            return "-", "-"
+        if "us" not in r:
+            return VARIANT_CELL.get(r.get("status"), r.get("status", "?")), "-"
+        return us(r["us"]), pct(r.get("limit_us"), r["us"])
+
+    def peer(k, name, best):
+        r = by.get(k + (name,))
+        if not r:
+            return "-"
+        if "us" not in r:
+            return VARIANT_CELL.get(r.get("status"), r.get("status", "?"))
+        return "**%.2f**" % r["us"] if name == best else "%.2f" % r["us"]
+
+    tol = meta.get("check_tol")
+    out = ["Norm-gate variants (eps 1e-6; %s), CUDA-graph replays in peers.py's harness (us). "
+           "limit us = the op's bytes at the device copy's bandwidth (%s GB/s, %s); %% limit = limit "
+           "us / Cake us. Every peer and Cake checked against float64 before timing: `wrong` = a "
+           "relative L2 error above %s (not timed), `n/a` = the peer does not compute the variant. "
+           "vs best = the best peer's time over Cake's, paired rounds. %s." % (
+               VARIANT_LEGEND, "%.0f" % meta["copy_gbps"] if meta.get("copy_gbps") else "?", meta.get("copy_how", "?"),
+               "%g" % tol if tol is not None else "?", legend(names) if names else "No peers"), "",
+           "| variant | rows x D | op | Cake nondet us | Cake det us | limit us | %% limit nondet | "
+           "%% limit det | %s | vs best, nondet | vs best, det |" % " | ".join(short_peer(p) for p in names),
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | %s | ---: | ---: |" % " | ".join(
+               "---:" for _ in names)]
+    for k in keys:
+        cands = [(by[k + (p,)]["us"], p) for p in names if "us" in by.get(k + (p,), {})]
+        best = min(cands)[1] if cands else None
+        lim = next((by[k + (p,)].get("limit_us") for p in names + ["Cake", "Cake nondet", "Cake det"]
+                    if by.get(k + (p,), {}).get("limit_us")), None)
+        if k[2] == "fwdg":
+            (nd, nd_pct), (det, det_pct) = cake(k, "Cake"), ("=", "=")
+            v_nd, v_det = speedup(vs.get(k + ("Cake",))), "="
+        else:
+            (nd, nd_pct), (det, det_pct) = cake(k, "Cake nondet"), cake(k, "Cake det")
+            v_nd, v_det = speedup(vs.get(k + ("Cake nondet",))), speedup(vs.get(k + ("Cake det",)))
+        th = next((by[k + (p,)].get("th") for p in names + ["Cake", "Cake nondet"]
+                   if by.get(k + (p,), {}).get("th")), None)
+        shape = "%s (%s)" % (k[1], th) if th else k[1]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            k[0], shape, k[2], nd, det, us(lim), nd_pct, det_pct,
+            " | ".join(peer(k, p, best) for p in names), v_nd, v_det))
+    notes = ["%s %s %s %s: %s" % (r["peer"], r["variant"], r["shape"], r["op"], r.get("note", ""))
+             for r in rows if r.get("status") in ("mismatch", "error", "not available")]
+    if notes:
+        out += ["", "Not timed: " + "; ".join(notes) + "."]
+    if meta.get("skipped"):
+        out += ["", "Not measured (the time budget ran out): %s." % "; ".join(meta["skipped"])]
+    return out
+
+
 def render(doc):
     d = Doc(doc)
     blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), swiglu(d),
-              floors(d), skipped(d), routing(d)]
+              floors(d), skipped(d), routing(d), variants(doc)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def render_variants(doc):
+    """The variant table alone (a results JSON's or bench/results.variant_section()'s)."""
+    return "\n".join(variants(doc)) + "\n"
 
 
 def load(path):
@@ -277,10 +370,16 @@ def refresh(text, rendered):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="*", help="bench/results/<device>.json (default: all)")
+    ap.add_argument("--variants", metavar="JSON",
+                    help="print the variant table of a peers.py --table variants JSON")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", metavar="MD", help="replace the device blocks of MD")
     g.add_argument("--check", metavar="MD", help="exit 1 if a device block of MD differs")
     a = ap.parse_args(argv)
+    if a.variants:
+        import results as results_json  # beside this file
+        sys.stdout.write(render_variants(results_json.variant_section(load(a.variants))))
+        return 0
     paths = a.results or sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.json")))
     if not paths:
         sys.exit("tables.py: no results JSON")

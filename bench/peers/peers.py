@@ -19,6 +19,11 @@ timed minutes after another moved small shapes by 2-3% on the H200. --peers ...,
 Cake alone (rows with "is_cake": true, never a "best peer"), to set beside cake-bench's numbers.
 The script ends with Cake against the best peer of every op and shape, from the paired rounds.
 
+--table variants times every variant of the norm-gate instead (gate after or before the norm,
+SiLU, sigmoid or no gate, statistics per group of G columns; wide rows): bench/peers/variants.py
+says what it runs, checks and writes. Its default time budget (220 s after start-up) keeps the
+whole table near 4 minutes of GPU time on an H200; what the budget skipped is listed.
+
 Method, as cake-bench's graph ops: each op captured once in a CUDA graph; before every replay a
 buffer of max(2, --flush-mult) x the L2 size is overwritten (cold L2); CUDA events around the
 replay; per round the median of --iters replays; reported: the median of --rounds round medians
@@ -43,15 +48,21 @@ from harness import Context
 from peer_loaders import ROOT, load_peers
 from phases import run_phases
 from references import ng_reference
+from variants import SETS as VT_SETS, WIDE as VT_WIDE, run_table as run_variant_table
 
 NG_DEFAULT = "3534x48,4097x48,8192x32,6000x48,7684x48,1031x48,16384x48,260x48"
 SW_DEFAULT = "128x128,4096x2048,4096x7168,16384x7168,131072x8192"
 SW_FORMS = ["fwd_row", "fwd_col", "fwd_both", "bwd_row", "bwd_col", "bwd_both"]
 COMPILE_MODES = ["default", "max-autotune-no-cudagraphs"]
+VT_BUDGET = 220.0  # seconds after start-up: the variant table in about 4 minutes of GPU time
+VT_QUICK = "8192x5120,65536x512"
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--table", default="ops", choices=["ops", "variants"],
+                   help="ops: today's norm-gate and SwiGLU tables; variants: every norm-gate "
+                        "variant (bench/peers/variants.py)")
     p.add_argument("--quick", action="store_true", help="2 shapes per family, 3 rounds x 10")
     p.add_argument("--family", default="all", choices=["all", "normgate", "swiglu"])
     p.add_argument("--ng-shapes", default=None, help="T x H list (D = --d), e.g. 3534x48,260x48")
@@ -62,7 +73,8 @@ def parse_args():
                    help="fla, mamba (normgate), compile (torch.compile, both families), cake "
                         "(Cake alone through its Python binding; it is paired with every peer "
                         "whenever the binding loads)")
-    p.add_argument("--modes", default=",".join(COMPILE_MODES), help="torch.compile modes")
+    p.add_argument("--modes", default=None,
+                   help="torch.compile modes (default: %s; --table variants: default)" % ",".join(COMPILE_MODES))
     p.add_argument("--no-pair", action="store_true",
                    help="time the peers alone (no Cake graph alternating with each peer)")
     p.add_argument("--rounds", type=int, default=10)
@@ -71,16 +83,37 @@ def parse_args():
     p.add_argument("--flush-mult", type=float, default=2.0)
     p.add_argument("--inputs", default="normal", help="swiglu: normal | blockscaled[:R]")
     p.add_argument("--peers-dir", default=os.path.join(ROOT, ".peers", "site"))
-    p.add_argument("--time-budget", type=float, default=0, help="seconds; 0: no limit")
+    p.add_argument("--time-budget", type=float, default=None,
+                   help="seconds; 0: no limit (default 0; --table variants: %g)" % VT_BUDGET)
+    p.add_argument("--vt-sets", default=",".join(VT_SETS),
+                   help="variant sets, in priority order: " + ", ".join(VT_SETS))
+    p.add_argument("--vt-shapes", default=None, help="rows x D of the wide sets (default %s)" % VT_WIDE)
+    p.add_argument("--vt-group", type=int, default=1024, help="G of the group set")
+    p.add_argument("--vt-group-shape", default="16384x8192", help="rows x D of the group set")
+    p.add_argument("--vt-dtypes", default="bf16",
+                   help="variants: dtypes, each X (x, z, w, dw) or X:W (w and dw in W), X and W "
+                        "of bf16, f16, f32; e.g. bf16,f32,bf16:f32 (every case per dtype)")
+    p.add_argument("--check-tol", type=float, default=1e-2,
+                   help="variants: largest relative L2 error against float64 of a peer timed")
+    p.add_argument("--copy-gbps", type=float, default=0,
+                   help="variants: the device copy's GB/s for the limit line (cake-bench's "
+                        "reference); 0: measured here")
     p.add_argument("--json", default=None)
     a = p.parse_args()
+    variants = a.table == "variants"
+    if a.time_budget is None:
+        a.time_budget = VT_BUDGET if variants else 0.0
+    if a.modes is None:
+        a.modes = "default" if variants else ",".join(COMPILE_MODES)
     if a.quick:
+        a.vt_shapes = a.vt_shapes or VT_QUICK
         a.ng_shapes = a.ng_shapes or "3534x48,260x48"
         a.sw_shapes = a.sw_shapes or "128x128,4096x2048"
         a.rounds = min(a.rounds, 3)
         a.iters = min(a.iters, 10)
     a.ng_shapes = a.ng_shapes or NG_DEFAULT
     a.sw_shapes = a.sw_shapes or SW_DEFAULT
+    a.vt_shapes = a.vt_shapes or VT_WIDE
     return a
 
 
@@ -122,6 +155,18 @@ def main():
     gen = torch.Generator(device="cuda")
     gen.manual_seed(int(time.time() * 1e6) & 0xFFFFFFFF)
 
+    if args.table == "variants":
+        # Cake is in every row of the variant table (its fraction of the limit line).
+        fla, mamba, cake, cake_h = load_peers(torch, args, peers | {"cake"}, run)
+        ctx = Context(torch, F, args, run, timer, gen, ref_fwd, ref_bwd, fla, mamba, cake, cake_h)
+        run.meta["tool"] = "cake-bench peers variants"
+        run_variant_table(ctx, peers, modes)
+        if run.skipped:
+            print("skipped for time: " + "; ".join(run.skipped))
+        print("elapsed %.1f s" % (time.time() - run.t0))
+        if args.json:
+            print("wrote " + args.json)
+        return 0
     fla, mamba, cake, cake_h = load_peers(torch, args, peers, run)
     ctx = Context(torch, F, args, run, timer, gen, ref_fwd, ref_bwd, fla, mamba, cake, cake_h)
     run_phases(ctx, peers, modes)
