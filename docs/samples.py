@@ -38,6 +38,7 @@ DOCUMENTS = [
     "bindings/python/README.md",
     "bindings/rust/README.md",
     "docs/design.md",
+    "docs/distributed.md",
     "docs/getting-started.md",
     "docs/normgate.md",
     "docs/reliability.md",
