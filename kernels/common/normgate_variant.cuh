@@ -290,7 +290,8 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     // s = sigmoid(z), a = a(z); u = x (after, none) or x * a (before); n = u * rstd;
     // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x, z, dy and
     // s stay in registers across the row's two reductions; u and n are recomputed (the same
-    // bits) and w read again (L1), which keeps the 1024-thread program within 64 registers.
+    // bits), w and z read again (L1 hits), which keeps the 1024-thread program within 64
+    // registers.
     float sg[8], u[8], leaf = 0.0f;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -315,6 +316,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     {
       float wf[8];
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+      load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);  // again (L1)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
