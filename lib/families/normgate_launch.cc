@@ -104,15 +104,25 @@ bool normgate_backward_cooperative(const NormgateLaunch &launch, uint32_t flags)
 
 namespace {
 
+// An enum field as the integer the caller stored (the forward does not check dw_dtype, and
+// loading an out-of-range value as the enum type is undefined).
+template <class E>
+int32_t bits_of(const E &e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int-sized");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 // The variant programs' fields (the others ignore them).
 void fill_variant(const cake_normgate_desc &desc, cake_normgate_params *p) {
-  p->gate = static_cast<int32_t>(desc.gate);
-  p->placement = static_cast<int32_t>(desc.placement);
+  p->gate = bits_of(desc.gate);
+  p->placement = bits_of(desc.placement);
   p->group = desc.group_size == 0 ? desc.d : desc.group_size;
-  p->x_dtype = static_cast<int32_t>(desc.x_dtype);
-  p->z_dtype = static_cast<int32_t>(desc.z_dtype);
-  p->w_dtype = static_cast<int32_t>(desc.w_dtype);
-  p->dw_dtype = static_cast<int32_t>(desc.dw_dtype);
+  p->x_dtype = bits_of(desc.x_dtype);
+  p->z_dtype = bits_of(desc.z_dtype);
+  p->w_dtype = bits_of(desc.w_dtype);
+  p->dw_dtype = bits_of(desc.dw_dtype);
 }
 
 }  // namespace

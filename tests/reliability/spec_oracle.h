@@ -375,7 +375,7 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (l.program < 0 || l.program >= t.program_count) return fmt("launched program %d", l.program);
   const cake_program_desc &prog = t.programs[l.program];
   const uint16_t op = ng_op_for(k, desc);
-  const bool variant = ng_variant_call(k != NgEntry::kForward, desc);
+  const bool variant = ng_variant_call(ng_backward_entry(k), desc);
   if (!ng_serves(prog, op, desc.d, variant)) {
     return fmt("launched %s, which does not serve op %d d %d", prog.name, op, desc.d);
   }
