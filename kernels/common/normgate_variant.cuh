@@ -262,43 +262,43 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(0, kThreads)) + threadIdx.x;
 
   const GeneralGroup g = general_group<kThreads>(p.d);
-  const VariantGroup vg = variant_group(g, p.group);
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
-  const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);  // deterministic
   const float inv_g = inverse_width(p.group);
-  const int64_t col = int64_t(g.li) * 8;
-  const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
-  const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
-  const int64_t my_blocks = (p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x;
-  const int64_t trips = my_blocks * kChunk;
+  const int col = g.li * 8;
+  // The CTA's trips: its blocks' 16 rows each, in order. 32 bits: a grid of up to 2^31 CTAs
+  // over at most 2^55 blocks (the library's 64-bit byte counts) leaves at most 2^28 trips.
+  const int my_blocks = static_cast<int>((p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x);
+  const int trips = my_blocks * kChunk;
   if constexpr (!kDet) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) part[i * kThreads] = 0.0;
   }
 
-  for (int64_t k = 0; k < trips; ++k) {
+  for (int k = 0; k < trips; ++k) {
     const int r = static_cast<int>(k % kChunk);
     const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
     const int64_t row = blk * p.rows_per_block + int64_t(g.group) * kChunk + r;
     const bool valid = row < p.rows;
     const bool ok = valid && g.holds();
+    // Read from the parameters in each trip: cheaper to rematerialise than to keep.
+    const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
+    const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
     float xf[8], zf[8], dyf[8];
     load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf);
     load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);
     load8_as_f32(p.dy, row * p.dy_stride + col, p.x_dtype, ok, dyf);
 
     // s = sigmoid(z), a = a(z); u = x (after, none) or x * a (before); n = u * rstd;
-    // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x, z, dy and
-    // s stay in registers across the row's two reductions; u and n are recomputed (the same
-    // bits), w and z read again (L1 hits), which keeps the 1024-thread program within 64
-    // registers.
+    // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x and dy stay
+    // in registers across the row's second reduction: u, n and s are recomputed (the same bits),
+    // w and z read again (L1 hits), which keeps the 1024-thread program within 64 registers.
     float sg[8], u[8], leaf = 0.0f;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       sg[i] = gated ? sigmoid(zf[i]) : 1.0f;
       u[i] = before ? __fmul_rn(xf[i], gate_of(zf[i], sg[i], p.gate)) : xf[i];
     }
-    const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, vg, red);
+    const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
     const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
     {
       float wf[8];
@@ -311,7 +311,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
         leaf = i == 0 ? __fmul_rn(dn, n) : __fmaf_rn(dn, n, leaf);
       }
     }
-    const float m = mean_of(variant_group_sum(leaf, g, vg, red), inv_g);
+    const float m = mean_of(variant_group_sum(leaf, g, variant_group(g, p.group), red), inv_g);
     float dxf[8], dzf[8], t[8];
     {
       float wf[8];
@@ -319,6 +319,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);  // again (L1)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
+        sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
         const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
         const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
         const float pdy = before ? dyf[i] : __fmul_rn(dyf[i], a);
@@ -353,6 +354,8 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     const float4 a = acc[0], b = acc[kThreads];
     double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
     if constexpr (kDet) {
+      // The tree's shape, once a chunk (16 rows) rather than held in registers through the walk.
+      const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);
       double *node = tree_node(p, cake_ng_level_of(&tree, 0), blk);
       combine_groups<kThreads>(c, g, sums, [&](int column, double value) { node[column] = value; });
       tree_publish(p, tree, blk, &flag, StoreDwVariant{});
