@@ -247,6 +247,44 @@ __device__ __forceinline__ void fwd_variant(const cake_normgate_params &p) {
 
 // ---- Backward --------------------------------------------------------------------------------
 
+// The deterministic package's level-0 node of block `blk`: the CTA's groups' FP32 chunk sums
+// (in shared memory, `acc`: thread t's 8 columns at acc[t] and acc[kThreads + t]) combined over
+// the groups as an aligned subtree, adjacent pairs first, in FP64: the bits of combine_groups
+// (normgate_general.cuh), read from shared memory one value at a time instead of from eight
+// doubles in registers (which the 1024-thread program cannot hold beside its row state).
+template <int kThreads>
+__device__ __forceinline__ void variant_det_node(const float4 *acc, const GeneralGroup &g,
+                                                 double *sums, double *node, int d) {
+  auto value = [&](int group, int column) {
+    const float4 *slot = acc + (column % 8 / 4) * kThreads + group * g.lanes + column / 8;
+    const float *f = reinterpret_cast<const float *>(slot);
+    return static_cast<double>(f[column % 4]);
+  };
+  const int tid = static_cast<int>(threadIdx.x);
+  __syncthreads();  // every group's chunk sums are in shared memory
+  if (g.groups == 1) {
+    for (int col = tid; col < d; col += kThreads) node[col] = value(0, col);
+    return;
+  }
+  const int span = kCombineDoubles<kThreads> / g.groups;  // columns a pass
+  for (int col0 = 0; col0 < d; col0 += span) {
+    for (int i = tid; i < g.groups * span; i += kThreads) {
+      const int k = i / span, c = i % span;
+      if (col0 + c < d) sums[k * span + c] = value(k, col0 + c);
+    }
+    __syncthreads();
+    if (tid < span && col0 + tid < d) {
+      for (int h = 1; h < g.groups; h <<= 1) {
+        for (int k = 0; k < g.groups; k += 2 * h) {
+          sums[k * span + tid] = __dadd_rn(sums[k * span + tid], sums[(k + h) * span + tid]);
+        }
+      }
+      node[col0 + tid] = sums[tid];
+    }
+    __syncthreads();
+  }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
@@ -289,9 +327,10 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     load8_as_f32(p.dy, row * p.dy_stride + col, p.x_dtype, ok, dyf);
 
     // s = sigmoid(z), a = a(z); u = x (after, none) or x * a (before); n = u * rstd;
-    // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x and dy stay
-    // in registers across the row's second reduction: u, n and s are recomputed (the same bits),
-    // w and z read again (L1 hits), which keeps the 1024-thread program within 64 registers.
+    // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x, z and dy
+    // stay in registers across the row's reductions: u, n and s are recomputed (the same bits;
+    // s three times a row, the SFU has the room), w and z read again (L1 hits), which keeps the
+    // 1024-thread program within 64 registers without spilling.
     float sg[8], u[8], leaf = 0.0f;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -305,6 +344,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
+        sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
         const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
         const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
         const float dn = __fmul_rn(before ? dyf[i] : __fmul_rn(dyf[i], a), wf[i]);
@@ -351,15 +391,15 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
     }
     if (r != kChunk - 1 || !want_dw) continue;  // CTA-uniform
-    const float4 a = acc[0], b = acc[kThreads];
-    double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
     if constexpr (kDet) {
       // The tree's shape, once a chunk (16 rows) rather than held in registers through the walk.
       const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);
       double *node = tree_node(p, cake_ng_level_of(&tree, 0), blk);
-      combine_groups<kThreads>(c, g, sums, [&](int column, double value) { node[column] = value; });
+      variant_det_node<kThreads>(acc - threadIdx.x, g, sums, node, p.d);
       tree_publish(p, tree, blk, &flag, StoreDwVariant{});
     } else {
+      const float4 a = acc[0], b = acc[kThreads];
+      const double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
       for (int i = 0; i < 8; ++i) part[i * kThreads] = __dadd_rn(part[i * kThreads], c[i]);
     }
