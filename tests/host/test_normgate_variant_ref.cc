@@ -169,15 +169,15 @@ static void test_checker_rejects(void **) {
     std::vector<unsigned char> got(d * 4);
     for (int c = 0; c < d; ++c) store_elem(dtype, got.data(), c, 1.0);
     std::string first;
-    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, false, &first), 0);
+    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, true, false, &first), 0);
     // 2 ulps (BF16, F16: past the neighbour and the 2^-(p+2) slack); FP32: 2^-14, past its
     // 2^-16 slack.
     const double off = dtype == CAKE_DTYPE_F32 ? std::ldexp(1.0, -14)
                                                : 2 * std::ldexp(1.0, 1 - dtype_precision(dtype));
     store_elem(dtype, got.data(), 3, 1.0 + off);
-    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, false, &first), 1);
+    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, true, false, &first), 1);
     store_elem(dtype, got.data(), 3, NAN);
-    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, false, &first), 1);
+    assert_int_equal(check_row_tensor("t", dtype, 1, d, ref, got.data(), d, true, false, &first), 1);
   }
 }
 

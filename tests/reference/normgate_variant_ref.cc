@@ -186,7 +186,7 @@ void variant_backward_ref(const VariantSpec &s, int64_t rows, const std::vector<
 
 int64_t check_row_tensor(const char *name, int dtype, int64_t rows, int32_t d,
                          const std::vector<double> &ref, const void *got, int64_t stride,
-                         bool check_l2, std::string *first, double *rel_l2) {
+                         bool cancels, bool check_l2, std::string *first, double *rel_l2) {
   const int p = dtype_precision(dtype);
   const double slack = dtype == CAKE_DTYPE_F32 ? std::ldexp(1.0, -16) : std::ldexp(1.0, -(p + 2));
   int64_t bad = 0, finite = 0;
@@ -211,8 +211,9 @@ int64_t check_row_tensor(const char *name, int dtype, int64_t rows, int32_t d,
         const bool near = std::isfinite(rounded) &&
                           std::llabs(dtype_ordinal(dtype, g) - dtype_ordinal(dtype, rounded)) <= 1;
         const double diff = std::fabs(g - want);
-        ok = near || diff <= slack * row_max ||
-             (dtype == CAKE_DTYPE_F32 && diff <= slack * std::fabs(want));
+        ok = near || (cancels && diff <= slack * row_max) ||
+             (dtype == CAKE_DTYPE_F32 &&
+              (diff <= slack * std::fabs(want) || diff <= std::ldexp(1.0, -126)));
         if (std::isfinite(want)) {
           ++finite;
           err2 += (g - want) * (g - want);

@@ -46,16 +46,18 @@ void variant_backward_ref(const VariantSpec &s, int64_t rows, const std::vector<
                           std::vector<double> *dz, std::vector<double> *dw,
                           std::vector<double> *dw_abs);
 
-// The spec's per-element contract for a row tensor of `dtype` (y, dx or dz): got (decoded) is
-// the float64 value rounded to the dtype or a neighbour of it (1 ulp), or within
-// 2^-(p+2) x the largest |reference| of the tensor in its row (p: the dtype's precision; FP32:
-// 2^-16 relative or 2^-16 x the row's largest, the slack of FP32 arithmetic inside), NaN where
-// the reference is NaN. Also the relative L2 error per tensor (BF16 2e-3, F16 1e-3, FP32 1e-5)
-// when check_l2 and there are >= 4096 finite elements. `got` is [rows, stride] of the dtype.
-// Returns the failing elements; the first is described in *first.
+// The spec's per-element contract for a row tensor of `dtype`, `got` [rows, stride] against the
+// float64 `ref` [rows, d], NaN where the reference is NaN:
+//   BF16, F16: the float64 value rounded to the dtype or a neighbour (1 ulp); for a tensor whose
+//     formula cancels (dx, dz: cancels = true) also anything within 2^-(p+2) x the largest
+//     |reference| of the tensor in its row (p: the dtype's precision, 8 or 11);
+//   FP32: within 2^-16 x |reference|, or 2^-126 (underflow); with cancels also 2^-16 x the
+//     row's largest |reference|.
+// Also the relative L2 error per tensor (BF16 2e-3, F16 1e-3, FP32 1e-5), judged when check_l2
+// and on >= 4096 finite elements. Returns the failing elements; the first is described in *first.
 int64_t check_row_tensor(const char *name, int dtype, int64_t rows, int32_t d,
                          const std::vector<double> &ref, const void *got, int64_t stride,
-                         bool check_l2, std::string *first, double *rel_l2 = nullptr);
+                         bool cancels, bool check_l2, std::string *first, double *rel_l2 = nullptr);
 
 // dw against the reference sum (plus dw0 when accumulating): FP32 relative L2 <= 1e-5 and each
 // element within 1e-5 x (|sum| + dw_abs); BF16 / F16 each element within 1 ulp of the rounded
