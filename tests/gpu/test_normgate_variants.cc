@@ -537,9 +537,39 @@ static void test_variant_special_rows(void **) {
   }
 }
 
+
+// The default form through the variant programs: F16 dw (a variant call: only they serve it),
+// and the default forward and backward forced onto them, within the variant contract.
+static void test_variant_default_form(void **) {
+  SKIP_WITHOUT_GPU();
+  for (int32_t d : {128, 1000, 4096}) {
+    const Case c = {300, d, d, CAKE_NORMGATE_GATE_SILU, CAKE_NORMGATE_GATE_AFTER_NORM,
+                    CAKE_DTYPE_BF16, CAKE_DTYPE_BF16, CAKE_DTYPE_BF16, 8};
+    const Inputs in = make_inputs(c);
+    const BwdRef ref = backward_ref(in);
+    BwdRun run;
+    run.dw_dtype = CAKE_DTYPE_F16;
+    for (cake_normgate_package_t pkg : {CAKE_NORMGATE_DETERMINISTIC, CAKE_NORMGATE_NONDETERMINISTIC}) {
+      run.package = pkg;
+      const BwdOut out = run_backward(g_handle, in, run);
+      assert_non_null(std::strstr(out.program.c_str(), "variant"));
+      check_backward(in, ref, run, out, nullptr);
+    }
+    const char *fwd = d <= 2048 ? "sm90.ng_fwd_variant" : "sm90.ng_fwd_variant_wide";
+    const char *bwd = d <= 2048 ? "sm90.ng_bwd_det_variant" : "sm90.ng_bwd_det_variant_wide";
+    const FwdOut y = run_forward(g_handle, in, fwd);
+    check_forward(in, y);
+    BwdRun forced;
+    forced.program = bwd;
+    forced.dw_dtype = CAKE_DTYPE_F32;
+    check_backward(in, ref, forced, run_backward(g_handle, in, forced), nullptr);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_variant_routing),
+      cmocka_unit_test(test_variant_default_form),
       cmocka_unit_test(test_variant_forward),
       cmocka_unit_test(test_variant_backward),
       cmocka_unit_test(test_variant_special_rows),
