@@ -47,6 +47,7 @@ Row normgate_row(const NgShape &s, const std::string &op, const std::string &pkg
 
 void Bench::normgate_shape(const NgShape &s) {
   NormgateWorkload wl(s.rows(), s.d);
+  wl.set_variant(s.gate, s.placement, s.group);
   if (o_.dw_skip) wl.set_backward_flags(CAKE_NORMGATE_DW_SKIP);
   std::string why;
   const bool fits = shape_fits(wl.device_bytes(), &why);
@@ -277,6 +278,7 @@ void Bench::normgate_fwd_bwd(const NgShape &s, bool ready, const std::string &wh
 
 void Bench::routing_normgate(const NgShape &s) {
   NormgateWorkload wl(s.rows(), s.d);
+  wl.set_variant(s.gate, s.placement, s.group);
   if (o_.dw_skip) wl.set_backward_flags(CAKE_NORMGATE_DW_SKIP);
   std::string why;
   if (!shape_fits(wl.device_bytes(), &why) || !(why = wl.alloc({&lib_a_})).empty()) {

@@ -33,11 +33,28 @@ std::vector<std::string> split(const std::string &s, char sep) {
 bool parse_ng_shape(const std::string &s, NgShape *out) {
   long long t = 0, h = 0;
   int d = 128;
-  const int n = std::sscanf(s.c_str(), "%lldx%lld:%d", &t, &h, &d);
+  const std::vector<std::string> parts = split(s, '/');
+  if (parts.empty()) return false;
+  const int n = std::sscanf(parts[0].c_str(), "%lldx%lld:%d", &t, &h, &d);
   if (n < 2 || t <= 0 || h <= 0 || d <= 0) return false;
   out->t = t;
   out->h = h;
   out->d = d;
+  for (size_t i = 1; i < parts.size(); ++i) {  // the variant
+    const std::string &v = parts[i];
+    if (v.size() > 1 && v[0] == 'G') {
+      out->group = std::atoi(v.c_str() + 1);
+      if (out->group <= 0) return false;
+    } else if (v == "before") {
+      out->placement = CAKE_NORMGATE_GATE_BEFORE_NORM;
+    } else if (v == "sigmoid") {
+      out->gate = CAKE_NORMGATE_GATE_SIGMOID;
+    } else if (v == "nogate") {
+      out->gate = CAKE_NORMGATE_GATE_NONE;
+    } else {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -186,10 +203,22 @@ bool resolve_lists(const RawFlags &raw, Options *o) {
                                       "16384x48,260x48";
   const char *sw_default =
       o->quick ? "128x128,4096x2048" : "128x128,4096x2048,4096x7168,16384x7168,131072x8192";
-  for (const std::string &s : split(raw.ng_shapes.empty() ? ng_default : raw.ng_shapes, ',')) {
+  // "variants": the variant shapes (wide rows with groups, the gate before the norm at the
+  // default set's D = 128 shapes, the other gates), each against its own limit line.
+  const char *ng_variants =
+      "16384x1:8192/G1024/before,16384x1:8192/G1024,8192x1:5120/before,8192x1:5120/G1024,"
+      "65536x1:1024/before,65536x1:1024/sigmoid,65536x1:1024/nogate,3534x48/before,"
+      "4097x48/before,8192x32/before,6000x48/before,7684x48/before,1031x48/before,"
+      "16384x48/before,260x48/before,3534x48/G64,3534x48/sigmoid/before";
+  std::string ng_list = raw.ng_shapes.empty() ? ng_default : raw.ng_shapes;
+  if (ng_list == "variants") ng_list = ng_variants;
+  for (const std::string &s : split(ng_list, ',')) {
     NgShape sh;
     if (!parse_ng_shape(s, &sh)) {
-      std::fprintf(stderr, "cake-bench: bad normgate shape '%s' (TxH or TxH:D)\n", s.c_str());
+      std::fprintf(stderr,
+                   "cake-bench: bad normgate shape '%s' (TxH or TxH:D, then /G<n>, /before, "
+                   "/sigmoid or /nogate)\n",
+                   s.c_str());
       return false;
     }
     o->ng_shapes.push_back(sh);
@@ -239,7 +268,9 @@ void print_usage() {
       "  --family F              normgate | swiglu | all (default all)\n"
       "  --ops LIST              normgate ops: fwd,fwdg,bwdg,ckptg,stepg_f32,fwd+bwd (default all)\n"
       "  --forms LIST            swiglu forms: fwd_row,fwd_col,fwd_both,bwd_row,bwd_col,bwd_both\n"
-      "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256\n"
+      "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256; a variant\n"
+      "                          after /: G<n> (group size), before, sigmoid, nogate\n"
+      "                          (16384x1:8192/G1024/before); 'variants' for the variant set\n"
       "  --sw-shapes LIST        M x K, e.g. 4096x7168\n"
       "  --package P             det | nondet | both (default both)\n"
       "  --program NAME          force NAME for every call of an op that it serves\n"

@@ -16,9 +16,16 @@ namespace cake_bench {
 struct NgShape {
   int64_t t = 0, h = 0;
   int d = 128;
+  // The variant (cake_normgate_desc's gate, placement, group_size; BF16 tensors): written
+  // TxH[:D][/G<n>][/before][/sigmoid|/nogate], e.g. 16384x1:8192/G1024/before.
+  int group = 0, placement = 0, gate = 0;
   std::string name() const {
     std::string s = std::to_string(t) + "x" + std::to_string(h);
     if (d != 128) s += ":" + std::to_string(d);
+    if (group != 0) s += "/G" + std::to_string(group);
+    if (placement != 0) s += "/before";
+    if (gate == 1) s += "/sigmoid";
+    if (gate == 2) s += "/nogate";
     return s;
   }
   int64_t rows() const { return t * h; }

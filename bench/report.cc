@@ -37,11 +37,12 @@ void print_plan(const Options &opts) {
   if (opts.run_normgate) {
     for (const NgShape &s : opts.ng_shapes) {
       const uint64_t t = uint64_t(s.rows()) * s.d * 2;
+      const uint64_t zt = s.gate == CAKE_NORMGATE_GATE_NONE ? 0 : t;  // z, dz: none without a gate
       std::printf("  normgate %-12s rows %-8lld d %-5d fwd: read %llu, write %llu bytes; "
                   "bwd: read %llu, write %llu (+dw)\n",
                   s.name().c_str(), (long long)s.rows(), s.d,
-                  (unsigned long long)(2 * t + s.d * 2), (unsigned long long)t,
-                  (unsigned long long)(3 * t + s.d * 2), (unsigned long long)(2 * t));
+                  (unsigned long long)(t + zt + s.d * 2), (unsigned long long)t,
+                  (unsigned long long)(2 * t + zt + s.d * 2), (unsigned long long)(t + zt));
     }
     std::printf("  ops:");
     for (const std::string &op : opts.ng_ops) std::printf(" %s", op.c_str());

@@ -1,6 +1,7 @@
 #include "workloads.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace cake_bench {
@@ -90,7 +91,17 @@ cake_normgate_desc NormgateWorkload::desc(CakeLib &lib, int package, cake_dtype_
   dsc.package = cake_normgate_package_t(package);
   dsc.dw_dtype = dw;
   dsc.program = program;
+  dsc.gate = cake_normgate_gate_t(gate_);
+  dsc.placement = cake_normgate_placement_t(placement_);
+  dsc.group_size = group_;
   return dsc;
+}
+
+std::string NormgateWorkload::variant_error(const cake_normgate_desc &dsc) const {
+  if (variant() && dsc.struct_size < offsetof(cake_normgate_desc, group_size) + sizeof(int32_t)) {
+    return "this library's normgate descriptor has no variant fields";
+  }
+  return "";
 }
 
 Call NormgateWorkload::call(CakeLib &lib, NgCall kind, int package, cake_dtype_t dw,
@@ -98,6 +109,10 @@ Call NormgateWorkload::call(CakeLib &lib, NgCall kind, int package, cake_dtype_t
   cake_normgate_desc dsc = desc(lib, package, dw, program);
   if (kind == NgCall::kBwd) dsc.flags = bwd_flags_;
   CakeLib *l = &lib;
+  const std::string unavailable = variant_error(dsc);
+  if (!unavailable.empty()) {
+    return [unavailable](cudaStream_t) -> std::string { return unavailable; };
+  }
   if (kind == NgCall::kFwd) {
     void *x = x_.ptr, *z = z_.ptr, *w = w_.ptr, *y = y_.ptr;
     return [l, dsc, x, z, w, y](cudaStream_t s) -> std::string {
@@ -121,6 +136,8 @@ std::string NormgateWorkload::query(CakeLib &lib, NgCall kind, int package, cake
                                     const char *program, std::string *err) const {
   cake_normgate_desc dsc = desc(lib, package, dw, program);
   if (kind == NgCall::kBwd) dsc.flags = bwd_flags_;
+  *err = variant_error(dsc);
+  if (!err->empty()) return "";
   auto q = kind == NgCall::kFwd ? lib.normgate_forward_query : lib.normgate_backward_query;
   if (!q || !lib.program_info_init) {
     *err = kind == NgCall::kFwd ? "cake_normgate_forward_query is not in this build"
@@ -166,6 +183,13 @@ StreamPlan NormgateWorkload::plan(NgCall kind, cake_dtype_t dw) const {
                  {dx_.ptr, t, true, "dx"},
                  {dz_.ptr, t, true, "dz"},
                  {dw_.ptr, uint64_t(d_) * (dw == CAKE_DTYPE_F32 ? 4 : 2), true, "dw"}};
+  }
+  if (gate_ == CAKE_NORMGATE_GATE_NONE) {  // without a gate z is not read, dz not written
+    std::vector<StreamTensor> kept;
+    for (const StreamTensor &s : p.tensors) {
+      if (s.ptr != z_.ptr && s.ptr != dz_.ptr) kept.push_back(s);
+    }
+    p.tensors = kept;
   }
   for (const StreamTensor &s : p.tensors) (s.write ? p.write_bytes : p.read_bytes) += s.bytes;
   return p;

@@ -33,6 +33,14 @@ enum class NgCall { kFwd, kBwd };
 class NormgateWorkload {
  public:
   NormgateWorkload(int64_t rows, int d) : rows_(rows), d_(d) {}
+  // The variant every call asks for (cake_normgate_desc's gate, placement, group_size; BF16
+  // tensors). A library whose descriptor predates these fields cannot run a variant: its calls
+  // fail with a message instead of computing the default.
+  void set_variant(int gate, int placement, int group) {
+    gate_ = gate;
+    placement_ = placement;
+    group_ = group;
+  }
 
   // Bytes of device memory this shape needs (inputs, outputs, dw, workspace estimate).
   uint64_t device_bytes() const;
@@ -61,8 +69,13 @@ class NormgateWorkload {
  private:
   cake_normgate_desc desc(CakeLib &lib, int package, cake_dtype_t dw, const char *program) const;
 
+  // "" when lib can run this workload's variant, else why not.
+  std::string variant_error(const cake_normgate_desc &dsc) const;
+  bool variant() const { return gate_ != 0 || placement_ != 0 || (group_ != 0 && group_ != d_); }
+
   int64_t rows_;
   int d_;
+  int gate_ = 0, placement_ = 0, group_ = 0;
   uint32_t bwd_flags_ = 0;
   DeviceMem x_, z_, w_, y_, dy_, dx_, dz_, dw_, ws_;
 };

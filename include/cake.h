@@ -257,7 +257,7 @@ typedef enum cake_op {
 /** @} */
 
 /* ---------------------------------------------------------------------------------------- */
-/** @name SiLU-gated RMSNorm (normgate): y = rmsnorm(x) * w * silu(z), per row of width d.  */
+/** @name Gated RMSNorm (normgate): y = rmsnorm(x) * w * silu(z) per row of width d, and variants. */
 /** @{ */
 
 /** How dw is reduced in the backward. */
@@ -325,14 +325,21 @@ typedef struct cake_normgate_desc {
 CAKE_API cake_status_t cake_normgate_desc_init(cake_normgate_desc *desc);
 
 /**
- * Forward: y = bf16(rmsnorm(x) * w * silu(z)), FP32 inside, one rounding.
+ * Forward: y = rmsnorm_G(x) * w * a(z) (the default: SiLU gate after a whole-row norm, BF16),
+ * FP32 inside, one rounding into x's dtype. The variant fields of @p desc choose the gate a(z)
+ * (SiLU z*sigmoid(z), sigmoid(z), or none: y = rmsnorm_G(x) * w), its placement (before the
+ * norm: y = rmsnorm_G(x * a(z)) * w) and the mean-square groups of group_size columns
+ * (rmsnorm_G: 1/sqrt(mean(u^2) + eps) per group). docs/spec/normgate.md has every formula.
  * @param[in]  handle A live handle.
- * @param[in]  desc   Shape and options (rows, d, eps, x/z/y strides, program).
- * @param[in]  x      BF16 [rows, x_stride], 16-byte aligned.
- * @param[in]  z      BF16 [rows, z_stride], 16-byte aligned.
- * @param[in]  w      BF16 [d], 16-byte aligned.
- * @param[out] y      BF16 [rows, y_stride], 16-byte aligned.
- * @param[out] rstd   NULL, or FP32 [rows]: 1/sqrt(mean(x^2)+eps) per row.
+ * @param[in]  desc   Shape and options (rows, d, eps, x/z/y strides, program, gate, placement,
+ *                    group_size, x/z/w dtypes).
+ * @param[in]  x      [rows, x_stride] of desc->x_dtype (BF16 default, F16, FP32), 16-byte aligned.
+ * @param[in]  z      [rows, z_stride] of desc->z_dtype, 16-byte aligned; not read (may be NULL)
+ *                    with CAKE_NORMGATE_GATE_NONE.
+ * @param[in]  w      [d] of desc->w_dtype, 16-byte aligned.
+ * @param[out] y      [rows, y_stride] of desc->x_dtype, 16-byte aligned.
+ * @param[out] rstd   NULL, or FP32 [rows, d / G] (G = group_size, d when 0): the groups'
+ *                    1/sqrt(mean(u^2)+eps), u = x (or x * a(z) with the gate before the norm).
  * @param[in]  stream The stream to launch on.
  * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
  *         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED, CAKE_STATUS_PROGRAM_NOT_FOUND,
@@ -370,18 +377,25 @@ CAKE_API cake_status_t cake_normgate_workspace_size(cake_handle_t handle,
                                                     size_t *bytes);
 
 /**
- * Backward of the forward above, recomputing rstd and the gate from x and z:
+ * Backward of the forward above, recomputing rstd and the gate from x and z. The default form,
  * with s = sigmoid(z), n = x*rstd, a = dy*z*s, g = a*w:
  * dz = dy*n*w*s*(1 + z*(1-s)), dx = rstd*(g - n*mean(g*n)), dw = sum over rows of a*n.
+ * Every variant (desc's gate, placement, group_size, dtypes), with pdy = dy*a(z) (gate after)
+ * or dy, dn = pdy*w, du = rstd*(dn - n*mean_G(dn*n)): dx = du*a(z) (gate before) or du,
+ * dz = (du*x)*a'(z) (before) or (dy*n*w)*a'(z) (after), dw = sum over rows of pdy*n
+ * (docs/spec/normgate.md derives them).
  * @param[in]  handle    A live handle.
- * @param[in]  desc      rows, d, eps, dy/x/z/dx/dz strides, package, dw_dtype, flags, program.
- * @param[in]  dy        BF16 [rows, dy_stride], 16-byte aligned.
- * @param[in]  x         BF16 [rows, x_stride], 16-byte aligned.
- * @param[in]  z         BF16 [rows, z_stride], 16-byte aligned.
- * @param[in]  w         BF16 [d], 16-byte aligned.
- * @param[out] dx        BF16 [rows, dx_stride], 16-byte aligned.
- * @param[out] dz        BF16 [rows, dz_stride], 16-byte aligned.
- * @param[in,out] dw     [d] of desc->dw_dtype, 16-byte aligned; read too with
+ * @param[in]  desc      rows, d, eps, dy/x/z/dx/dz strides, package, dw_dtype, flags, program,
+ *                       gate, placement, group_size, x/z/w dtypes.
+ * @param[in]  dy        [rows, dy_stride] of desc->x_dtype, 16-byte aligned.
+ * @param[in]  x         [rows, x_stride] of desc->x_dtype, 16-byte aligned.
+ * @param[in]  z         [rows, z_stride] of desc->z_dtype, 16-byte aligned; not read (may be
+ *                       NULL) with CAKE_NORMGATE_GATE_NONE.
+ * @param[in]  w         [d] of desc->w_dtype, 16-byte aligned.
+ * @param[out] dx        [rows, dx_stride] of desc->x_dtype, 16-byte aligned.
+ * @param[out] dz        [rows, dz_stride] of desc->z_dtype, 16-byte aligned; not written (may be
+ *                       NULL) with CAKE_NORMGATE_GATE_NONE.
+ * @param[in,out] dw     [d] of desc->dw_dtype (BF16, FP32, F16), 16-byte aligned; read too with
  *                       CAKE_NORMGATE_DW_ACCUMULATE; NULL allowed with CAKE_NORMGATE_DW_SKIP.
  * @param[in,out] workspace       Device scratch of at least cake_normgate_workspace_size()
  *                                bytes, 16-byte aligned, zero-filled before its first use and

@@ -18,7 +18,9 @@ __device__ __forceinline__ void nondet_add(const cake_normgate_params &p, int co
   atomicAdd(static_cast<double *>(p.workspace) + col, v);
 }
 
-__device__ __forceinline__ void nondet_finish(const cake_normgate_params &p, int *flag) {
+template <class Store = StoreDw>
+__device__ __forceinline__ void nondet_finish(const cake_normgate_params &p, int *flag,
+                                              Store store = Store{}) {
   double *acc = static_cast<double *>(p.workspace);
   unsigned *ticket = reinterpret_cast<unsigned *>(static_cast<char *>(p.workspace) +
                                                   cake_ng_nondet_counter_offset(p.d));
@@ -31,7 +33,7 @@ __device__ __forceinline__ void nondet_finish(const cake_normgate_params &p, int
   __syncthreads();
   if (!*flag) return;
   for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
-    store_dw(p, col, __ldcg(acc + col));
+    store(p, col, __ldcg(acc + col));
     acc[col] = 0.0;
   }
 }

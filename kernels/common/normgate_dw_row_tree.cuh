@@ -62,23 +62,26 @@ __device__ __forceinline__ int64_t tree_children(const cake_ng_tree &t, int leve
 }
 
 // The root is complete: round it into dw (and zero it).
-__device__ __forceinline__ void store_root(const cake_normgate_params &p, const cake_ng_tree &t) {
+template <class Store = StoreDw>
+__device__ __forceinline__ void store_root(const cake_normgate_params &p, const cake_ng_tree &t,
+                                           Store store = Store{}) {
   __syncthreads();
   double *root = tree_node(p, cake_ng_level_of(&t, t.levels - 1), 0);
   for (int col = threadIdx.x; col < p.d; col += blockDim.x) {
-    store_dw(p, col, __ldcg(root + col));
+    store(p, col, __ldcg(root + col));
     root[col] = 0.0;
   }
 }
 
 // After the CTA wrote level-0 node `node`: climb while this CTA is the last to arrive at a
 // parent; the CTA that completes the top level rounds into dw. Every thread of the CTA calls
-// this; `flag` is a shared word.
+// this; `flag` is a shared word. `store` rounds the root into dw.
+template <class Store = StoreDw>
 __device__ __forceinline__ void tree_publish(const cake_normgate_params &p, const cake_ng_tree &t,
-                                             int64_t node, int *flag) {
+                                             int64_t node, int *flag, Store store = Store{}) {
   for (int level = 0;; ++level) {
     if (level == t.levels - 1) {
-      store_root(p, t);
+      store_root(p, t, store);
       return;
     }
     const int64_t parent = node / CAKE_NG_TREE_FANOUT;

@@ -47,5 +47,14 @@ __device__ __forceinline__ void store_dw(const cake_normgate_params &p, int col,
   store_dw(dw_target(p), col, sum);
 }
 
+// store_dw as a functor: what the counter protocols round with unless a program passes its own
+// (the variant programs add F16 dw, normgate_variant.cuh).
+struct StoreDw {
+  __device__ __forceinline__ void operator()(const cake_normgate_params &p, int col,
+                                             double sum) const {
+    store_dw(p, col, sum);
+  }
+};
+
 }  // namespace ng
 }  // namespace cake

@@ -20,7 +20,7 @@
 namespace cake {
 
 template <int kOp_, int kD_, int kThreads_, int kRowsPerGroup_, int kPrefetch_, int kPersistent_,
-          int kTree_ = 0>
+          int kTree_ = 0, int kVariant_ = 0>
 struct NormgateCfg {
   static constexpr int kOp = kOp_;
   static constexpr int kD = kD_;  // 0: general
@@ -32,6 +32,10 @@ struct NormgateCfg {
   // (normgate_workspace.h).
   static constexpr int kTree = kTree_;
   static_assert(kTree >= 0 && kTree <= 2, "dw trees");
+  // 1: a variant program (normgate_variant.cuh): every gate, placement, group size and dtype,
+  // read from the parameters; general widths only.
+  static constexpr int kVariant = kVariant_;
+  static_assert(kVariant == 0 || (kVariant == 1 && kD == 0 && kTree == 0), "variant programs");
   static_assert(kThreads % 32 == 0, "whole warps");
   static_assert(kD == 0 || kD == 64 || kD == 128 || kD == 256, "tuned widths");
   static_assert(kRowsPerGroup >= 1 && kRowsPerGroup <= 8, "rows per group");

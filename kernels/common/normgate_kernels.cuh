@@ -4,13 +4,20 @@
 #include "normgate_bwd.cuh"
 #include "normgate_fwd.cuh"
 #include "normgate_general.cuh"
+#include "normgate_variant.cuh"
 #include "program_desc.h"
 
 namespace cake {
 
 template <class Cfg>
 __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
-  if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
+  if constexpr (Cfg::kVariant != 0) {
+    if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
+      ng::fwd_variant<Cfg>(p);
+    } else {
+      ng::bwd_variant<Cfg>(p);
+    }
+  } else if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
     if constexpr (Cfg::kD == 0) {
       ng::fwd_general<Cfg>(p);
     } else {

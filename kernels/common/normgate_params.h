@@ -49,12 +49,23 @@ typedef struct cake_normgate_params {
   int32_t dw_flags; /* CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP */
   int32_t reserved;
   cake_ng_det_layout det; /* tuned deterministic backward */
+  /* The variant programs (normgate_variant.cuh) read these; every other program serves only
+   * the default (SiLU after a whole-row norm, BF16 tensors, BF16 or FP32 dw) and ignores them.
+   * With these, x/z/w/y/dy/dx/dz/dw point at elements of their dtype, not always bf16. */
+  int32_t gate;      /* cake_normgate_gate_t */
+  int32_t placement; /* cake_normgate_placement_t */
+  int32_t group;     /* columns per mean-square group (d: the whole row) */
+  int32_t x_dtype;   /* cake_dtype_t of x, y, dy, dx */
+  int32_t z_dtype;   /* of z, dz */
+  int32_t w_dtype;   /* of w */
+  int32_t dw_dtype;  /* of dw */
+  int32_t reserved2;
 } cake_normgate_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_normgate_params) == 224, "cake_normgate_params layout changed");
+static_assert(sizeof(cake_normgate_params) == 256, "cake_normgate_params layout changed");
 #else
-_Static_assert(sizeof(cake_normgate_params) == 224, "cake_normgate_params layout changed");
+_Static_assert(sizeof(cake_normgate_params) == 256, "cake_normgate_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_ */

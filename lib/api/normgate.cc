@@ -31,27 +31,60 @@ struct NormgateCall {
 // The size of the descriptor's first version (0.1, 0.2): everything before `gate`.
 constexpr size_t kDescV1Size = offsetof(cake_normgate_desc, gate);
 
-// The variant fields (0.3). Until a program serves a variant other than the default, every
-// other value is refused by name rather than computed as the default.
+bool known_dtype(int32_t dtype) {
+  return dtype == CAKE_DTYPE_BF16 || dtype == CAKE_DTYPE_F32 || dtype == CAKE_DTYPE_F16;
+}
+
+int64_t dtype_bytes(int32_t dtype) { return dtype == CAKE_DTYPE_F32 ? 4 : 2; }
+
+// The variant fields (0.3): the gate, its placement, the mean-square group and the dtypes.
+// Checked after d, so that the group rule can name it.
 cake_status_t check_variant(const cake_normgate_desc &d) {
   const int32_t gate = enum_bits(d.gate), placement = enum_bits(d.placement);
-  const int32_t x = enum_bits(d.x_dtype), z = enum_bits(d.z_dtype), w = enum_bits(d.w_dtype);
-  if (gate != CAKE_NORMGATE_GATE_SILU || placement != CAKE_NORMGATE_GATE_AFTER_NORM ||
-      (d.group_size != 0 && d.group_size != d.d) || x != CAKE_DTYPE_BF16 ||
-      z != CAKE_DTYPE_BF16 || w != CAKE_DTYPE_BF16) {
+  if (gate != CAKE_NORMGATE_GATE_SILU && gate != CAKE_NORMGATE_GATE_SIGMOID &&
+      gate != CAKE_NORMGATE_GATE_NONE) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->gate = %d: not a cake_normgate_gate_t (0 SiLU, 1 sigmoid, 2 none)", gate);
+  }
+  if (placement != CAKE_NORMGATE_GATE_AFTER_NORM && placement != CAKE_NORMGATE_GATE_BEFORE_NORM) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->placement = %d: not a cake_normgate_placement_t (0 gate after the norm, 1 "
+                "gate before the norm)",
+                placement);
+  }
+  if (d.group_size < 0) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->group_size = %d: must be >= 0 (0: the whole row)", d.group_size);
+  }
+  if (d.group_size != 0 && (d.group_size % 8 != 0 || d.d % d.group_size != 0)) {
     return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
-                "desc: gate %d, placement %d, group_size %d, x/z/w dtypes %d/%d/%d: this library "
-                "computes only the SiLU gate after a whole-row norm on BF16 tensors",
-                gate, placement, d.group_size, x, z, w);
+                "desc->group_size = %d: must be 0 (the whole row) or a multiple of 8 that divides "
+                "d = %d",
+                d.group_size, d.d);
+  }
+  const struct {
+    int32_t value;
+    const char *name;
+  } dtypes[] = {{enum_bits(d.x_dtype), "desc->x_dtype"},
+                {enum_bits(d.z_dtype), "desc->z_dtype"},
+                {enum_bits(d.w_dtype), "desc->w_dtype"}};
+  for (const auto &t : dtypes) {
+    if (!known_dtype(t.value)) {
+      return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                  "%s = %d: not a tensor dtype (CAKE_DTYPE_BF16 1, CAKE_DTYPE_F32 2, "
+                  "CAKE_DTYPE_F16 3)",
+                  t.name, t.value);
+    }
   }
   return CAKE_STATUS_SUCCESS;
 }
+
+bool gated(const cake_normgate_desc &d) { return d.gate != CAKE_NORMGATE_GATE_NONE; }
 
 cake_status_t read_desc(const cake_normgate_desc *user, cake_normgate_desc *desc) {
   CAKE_TRY(check_not_null(user, "desc"));
   cake_normgate_desc_init(desc);
   CAKE_TRY(read_struct("desc", user, user->struct_size, kDescV1Size, desc, sizeof *desc));
-  CAKE_TRY(check_variant(*desc));
   if (desc->rows <= 0) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->rows = %lld: must be > 0",
                 static_cast<long long>(desc->rows));
@@ -65,21 +98,23 @@ cake_status_t read_desc(const cake_normgate_desc *user, cake_normgate_desc *desc
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->eps = %g: must be finite and >= 0",
                 static_cast<double>(desc->eps));
   }
-  return CAKE_STATUS_SUCCESS;
+  return check_variant(*desc);
 }
 
+// A tensor's row stride, resolved into *out; elem_dtype: the tensor's cake_dtype_t.
 cake_status_t check_rows(const cake_normgate_desc &d, int64_t stride, const char *name,
-                         int64_t *out) {
+                         int32_t elem_dtype, int64_t *out) {
   CAKE_TRY(check_row_stride(stride, d.d, name, out));
-  return check_extent(d.rows, *out, 2, name);
+  return check_extent(d.rows, *out, dtype_bytes(elem_dtype), name);
 }
 
 cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_desc &desc,
                              NormgateCall *call) {
   const ArchTable &table = *h->table;
   call->metric = desc.rows / h->routing_sm_count;
-  const ProgramRequest req = {CAKE_FAMILY_NORMGATE, op, desc.d, call->metric, desc.rows,
-                              h->routing_sm_count, desc.program};
+  const int32_t variant = normgate_call_is_variant(desc, op != CAKE_NG_OP_FWD) ? 1 : 0;
+  const ProgramRequest req = {CAKE_FAMILY_NORMGATE, op,           desc.d,       call->metric,
+                              desc.rows,            h->routing_sm_count, desc.program, variant};
   CAKE_TRY(resolve_program(table, family_ops(CAKE_FAMILY_NORMGATE)->routing, req, &call->choice));
   const int program = call->choice.program;
   const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[program];
@@ -91,9 +126,9 @@ cake_status_t prepare_forward(cake_handle_t h, const cake_normgate_desc *user, N
   CAKE_TRY(check_handle(h));
   CAKE_TRY(read_desc(user, &call->desc));
   cake_normgate_desc &d = call->desc;
-  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", &d.x_stride));
-  CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", &d.z_stride));
-  CAKE_TRY(check_rows(d, d.y_stride, "desc->y_stride", &d.y_stride));
+  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", d.x_dtype, &d.x_stride));
+  if (gated(d)) CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", d.z_dtype, &d.z_stride));
+  CAKE_TRY(check_rows(d, d.y_stride, "desc->y_stride", d.x_dtype, &d.y_stride));
   return choose_program(h, CAKE_NG_OP_FWD, d, call);
 }
 
@@ -112,9 +147,11 @@ cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, 
                 "non-deterministic)",
                 package);
   }
-  if (dw_dtype != CAKE_DTYPE_BF16 && dw_dtype != CAKE_DTYPE_F32) {
+  if (!known_dtype(dw_dtype)) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                "desc->dw_dtype = %d: dw is CAKE_DTYPE_BF16 (1) or CAKE_DTYPE_F32 (2)", dw_dtype);
+                "desc->dw_dtype = %d: dw is CAKE_DTYPE_BF16 (1), CAKE_DTYPE_F32 (2) or "
+                "CAKE_DTYPE_F16 (3)",
+                dw_dtype);
   }
   const uint32_t known = CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP;
   if ((d.flags & ~known) != 0) {
@@ -125,11 +162,11 @@ cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, 
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
                 "desc->flags: CAKE_NORMGATE_DW_ACCUMULATE and CAKE_NORMGATE_DW_SKIP together");
   }
-  CAKE_TRY(check_rows(d, d.dy_stride, "desc->dy_stride", &d.dy_stride));
-  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", &d.x_stride));
-  CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", &d.z_stride));
-  CAKE_TRY(check_rows(d, d.dx_stride, "desc->dx_stride", &d.dx_stride));
-  CAKE_TRY(check_rows(d, d.dz_stride, "desc->dz_stride", &d.dz_stride));
+  CAKE_TRY(check_rows(d, d.dy_stride, "desc->dy_stride", d.x_dtype, &d.dy_stride));
+  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", d.x_dtype, &d.x_stride));
+  if (gated(d)) CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", d.z_dtype, &d.z_stride));
+  CAKE_TRY(check_rows(d, d.dx_stride, "desc->dx_stride", d.x_dtype, &d.dx_stride));
+  if (gated(d)) CAKE_TRY(check_rows(d, d.dz_stride, "desc->dz_stride", d.z_dtype, &d.dz_stride));
   return choose_program(h, backward_op(d), d, call);
 }
 
@@ -196,12 +233,15 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
   clear_error();
   NormgateCall call;
   CAKE_TRY(prepare_forward(handle, desc, &call));
+  // Without a gate z is not read: it may be NULL and is not checked.
+  const bool use_z = gated(call.desc);
+  if (!use_z) z = nullptr;
   CAKE_TRY(check_not_null(x, "x"));
-  CAKE_TRY(check_not_null(z, "z"));
+  if (use_z) CAKE_TRY(check_not_null(z, "z"));
   CAKE_TRY(check_not_null(w, "w"));
   CAKE_TRY(check_not_null(y, "y"));
   CAKE_TRY(check_aligned16(x, "x"));
-  CAKE_TRY(check_aligned16(z, "z"));
+  if (use_z) CAKE_TRY(check_aligned16(z, "z"));
   CAKE_TRY(check_aligned16(w, "w"));
   CAKE_TRY(check_aligned16(y, "y"));
   if (rstd != nullptr && reinterpret_cast<uintptr_t>(rstd) % 4 != 0) {
@@ -211,7 +251,9 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
     const void *ptr;
     const char *name;
   } tensors[] = {{x, "x"}, {z, "z"}, {w, "w"}, {y, "y"}, {rstd, "rstd"}};
-  for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
+  for (const auto &t : tensors) {
+    if (t.ptr != nullptr) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
+  }
   cake_normgate_params p;
   normgate_fill_forward_params(call.desc, call.launch, {x, z, w, y, rstd}, &p);
   return launch_program(handle, call.choice.program, call.launch.grid, call.launch.block,
@@ -245,13 +287,23 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
   CAKE_TRY(prepare_backward(handle, desc, &call));
   const cake_normgate_desc &d = call.desc;
   const bool skip_dw = (d.flags & CAKE_NORMGATE_DW_SKIP) != 0;
-  const struct {
+  // Without a gate z is not read and dz not written: both may be NULL and are not checked.
+  if (!gated(d)) {
+    z = nullptr;
+    dz = nullptr;
+  }
+  struct Tensor {
     const void *ptr;
     const char *name;
-  } tensors[] = {{dy, "dy"}, {x, "x"}, {z, "z"}, {w, "w"}, {dx, "dx"}, {dz, "dz"}};
-  for (const auto &t : tensors) CAKE_TRY(check_not_null(t.ptr, t.name));
+  };
+  // The tensors the call reads or writes, in the order they are checked.
+  const Tensor with_gate[] = {{dy, "dy"}, {x, "x"}, {z, "z"}, {w, "w"}, {dx, "dx"}, {dz, "dz"}};
+  const Tensor without_gate[] = {{dy, "dy"}, {x, "x"}, {w, "w"}, {dx, "dx"}};
+  const Tensor *tensors = gated(d) ? with_gate : without_gate;
+  const int count = gated(d) ? 6 : 4;
+  for (int i = 0; i < count; ++i) CAKE_TRY(check_not_null(tensors[i].ptr, tensors[i].name));
   if (!skip_dw) CAKE_TRY(check_not_null(dw, "dw"));
-  for (const auto &t : tensors) CAKE_TRY(check_aligned16(t.ptr, t.name));
+  for (int i = 0; i < count; ++i) CAKE_TRY(check_aligned16(tensors[i].ptr, tensors[i].name));
   if (!skip_dw) CAKE_TRY(check_aligned16(dw, "dw"));
   const int64_t need = workspace_need(handle, call);
   if (need > 0) {
@@ -264,7 +316,7 @@ CAKE_API cake_status_t cake_normgate_backward(cake_handle_t handle, const cake_n
     }
     CAKE_TRY(check_aligned16(workspace, "workspace"));
   }
-  for (const auto &t : tensors) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
+  for (int i = 0; i < count; ++i) CAKE_TRY(check_device_pointer(handle, tensors[i].ptr, tensors[i].name));
   if (!skip_dw) CAKE_TRY(check_device_pointer(handle, dw, "dw"));
   if (need > 0) CAKE_TRY(check_device_pointer(handle, workspace, "workspace"));
   const cake_program_desc &prog = handle->table->programs[call.choice.program];

@@ -8,10 +8,21 @@
 
 namespace cake {
 
-bool normgate_program_serves(const cake_program_desc &prog, int32_t d) {
+bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant) {
   if (prog.family != CAKE_FAMILY_NORMGATE) return false;
+  if (variant != 0 && prog.knobs[kNgVariant] == 0) return false;
   if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
   return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
+}
+
+bool normgate_call_is_variant(const cake_normgate_desc &desc, bool backward) {
+  if (desc.gate != CAKE_NORMGATE_GATE_SILU || desc.placement != CAKE_NORMGATE_GATE_AFTER_NORM)
+    return true;
+  if (desc.group_size != 0 && desc.group_size != desc.d) return true;
+  if (desc.x_dtype != CAKE_DTYPE_BF16 || desc.z_dtype != CAKE_DTYPE_BF16 ||
+      desc.w_dtype != CAKE_DTYPE_BF16)
+    return true;
+  return backward && desc.dw_dtype != CAKE_DTYPE_BF16 && desc.dw_dtype != CAKE_DTYPE_F32;
 }
 
 int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d) {
@@ -91,6 +102,31 @@ bool normgate_backward_cooperative(const NormgateLaunch &launch, uint32_t flags)
   return launch.cooperative && (flags & CAKE_NORMGATE_DW_SKIP) == 0;
 }
 
+namespace {
+
+// An enum field as the integer the caller stored (the forward does not check dw_dtype, and
+// loading an out-of-range value as the enum type is undefined).
+template <class E>
+int32_t bits_of(const E &e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int-sized");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// The variant programs' fields (the others ignore them).
+void fill_variant(const cake_normgate_desc &desc, cake_normgate_params *p) {
+  p->gate = bits_of(desc.gate);
+  p->placement = bits_of(desc.placement);
+  p->group = desc.group_size == 0 ? desc.d : desc.group_size;
+  p->x_dtype = bits_of(desc.x_dtype);
+  p->z_dtype = bits_of(desc.z_dtype);
+  p->w_dtype = bits_of(desc.w_dtype);
+  p->dw_dtype = bits_of(desc.dw_dtype);
+}
+
+}  // namespace
+
 void normgate_fill_forward_params(const cake_normgate_desc &desc, const NormgateLaunch &launch,
                                   const NormgateForwardTensors &t, cake_normgate_params *out) {
   cake_normgate_params &p = *out;
@@ -109,6 +145,7 @@ void normgate_fill_forward_params(const cake_normgate_desc &desc, const Normgate
   p.d = desc.d;
   p.eps = desc.eps;
   p.packed = (desc.x_stride == desc.d && desc.z_stride == desc.d) ? 1 : 0;
+  fill_variant(desc, &p);
 }
 
 void normgate_fill_backward_params(const cake_program_desc &prog, const cake_normgate_desc &desc,
@@ -141,6 +178,7 @@ void normgate_fill_backward_params(const cake_program_desc &prog, const cake_nor
   if (normgate_backward_cooperative(launch, desc.flags)) {
     p.det = normgate_det_layout(prog, desc.rows, desc.d, launch.grid);
   }
+  fill_variant(desc, &p);
 }
 
 }  // namespace cake

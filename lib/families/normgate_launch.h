@@ -12,7 +12,15 @@ namespace cake {
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
 // kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
-enum NormgateKnob { kNgD = 0, kNgRowsPerGroup = 1, kNgDepth = 2, kNgPersistent = 3, kNgTree = 4 };
+// kNgVariant: 1 for a variant program (every gate, placement, group size and dtype).
+enum NormgateKnob {
+  kNgD = 0,
+  kNgRowsPerGroup = 1,
+  kNgDepth = 2,
+  kNgPersistent = 3,
+  kNgTree = 4,
+  kNgVariant = 5
+};
 
 struct NormgateLaunch {
   int64_t rows_per_block;  // rows one CTA takes per loop trip
@@ -30,8 +38,13 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog);
 uint32_t normgate_smem_bytes(const cake_program_desc &prog);
 
 // True when the program computes rows of width d: its tuned width, or for a general program
-// any width whose row tree fits its CTA (normgate_general_layout.h).
-bool normgate_program_serves(const cake_program_desc &prog, int32_t d);
+// any width whose row tree fits its CTA (normgate_general_layout.h). variant != 0: the call is
+// not the default form (normgate_call_is_variant), which only the variant programs serve.
+bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant = 0);
+
+// Whether a checked descriptor asks for anything but the default form (SiLU gate after a
+// whole-row norm, BF16 x, z, w; backward: BF16 or FP32 dw), which only variant programs serve.
+bool normgate_call_is_variant(const cake_normgate_desc &desc, bool backward);
 
 // resident_ctas: CTAs of this program that fit on the device at once (SMs x occupancy).
 NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int32_t d,

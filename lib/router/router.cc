@@ -20,22 +20,23 @@ bool route_waves_hold(const cake_route_desc &r, int64_t rows, int32_t sms) {
 bool program_serves(const cake_program_desc &prog, const FamilyRouting &routing,
                     const ProgramRequest &req) {
   return prog.family == req.family && prog.op == req.op &&
-         (routing.serves == nullptr || routing.serves(prog, req.d));
+         (routing.serves == nullptr || routing.serves(prog, req.d, req.variant));
 }
 
 }  // namespace
 
 const cake_route_desc *find_route(const ArchTable &table, uint16_t family, uint16_t op, int32_t d,
-                                  int64_t metric, RouteServes serves, int64_t rows, int32_t sms) {
+                                  int64_t metric, RouteServes serves, int64_t rows, int32_t sms,
+                                  int32_t variant) {
   const cake_route_desc *general = nullptr;
   for (int i = 0; i < table.route_count; ++i) {
     const cake_route_desc &r = table.routes[i];
     if (r.family != family || r.op != op) continue;
     if (metric < r.metric_lo || metric >= r.metric_hi) continue;
     if (!route_waves_hold(r, rows, sms)) continue;
-    if (r.d == d) return &r;
-    if (r.d == 0 && general == nullptr &&
-        (serves == nullptr || serves(table.programs[r.program], d))) {
+    const bool serves_call = serves == nullptr || serves(table.programs[r.program], d, variant);
+    if (r.d == d && serves_call) return &r;
+    if (r.d == 0 && general == nullptr && serves_call) {
       general = &r;
     }
   }
@@ -68,7 +69,7 @@ cake_status_t resolve_program(const ArchTable &table, const FamilyRouting &routi
     return CAKE_STATUS_SUCCESS;
   }
   out->route = find_route(table, req.family, req.op, req.d, req.metric, routing.serves, req.rows,
-                          req.sms);
+                          req.sms, req.variant);
   if (out->route == nullptr) {
     routing.describe_unrouted(req, call, sizeof call);
     return fail(CAKE_STATUS_UNSUPPORTED_SHAPE, "no %s route for %s", table.tag, call);

@@ -9,16 +9,17 @@
 
 namespace cake {
 
-// Whether a general route's program computes rows of width d (a family's rule).
-typedef bool (*RouteServes)(const cake_program_desc &prog, int32_t d);
+// Whether a route's program computes rows of width d in the call's form `variant` (a family's
+// rule; 0 is the family's default form).
+typedef bool (*RouteServes)(const cake_program_desc &prog, int32_t d, int32_t variant);
 
-// The route serving the call, or nullptr. Routes written for this exact `d` win over the
-// table's general routes (d = 0), of which the first whose program serves d (every one when
-// `serves` is null) is taken. A wave route (wave_rows != 0) holds only where `rows` over `sms`
+// The route serving the call, or nullptr. Routes written for this exact `d` whose program serves
+// the call win over the table's general routes (d = 0), of which the first whose program serves
+// d (every one when `serves` is null) is taken; `variant` is the call's form (see RouteServes). A wave route (wave_rows != 0) holds only where `rows` over `sms`
 // SMs fall in its wave band (kernels/common/program_desc.h); without sms (0) none does.
 const cake_route_desc *find_route(const ArchTable &table, uint16_t family, uint16_t op, int32_t d,
                                   int64_t metric, RouteServes serves = nullptr, int64_t rows = 0,
-                                  int32_t sms = 0);
+                                  int32_t sms = 0, int32_t variant = 0);
 
 // Index of the program named `name` ("sm90.ng_fwd_d128_short"), or -1.
 int find_program(const ArchTable &table, const char *name);
@@ -32,6 +33,7 @@ struct ProgramRequest {
   int64_t rows;        // rows for wave routes; 0 when the family has none
   int32_t sms;         // SMs for wave routes; 0 when the family has none
   const char *forced;  // the descriptor's program name; NULL: route
+  int32_t variant;     // the call's form for RouteServes (normgate: 1 for a variant call); 0
 };
 
 // A family's routing rule and how its calls read in error messages. The describe functions

@@ -17,6 +17,14 @@ foreach(fatbin ${fatbins})
   string(REGEX REPLACE "^xc_" "" table ${name})
   file(STRINGS ${KERNELS}/${table}/manifest.def lines
        REGEX "^CAKE_(NORMGATE|SWIGLU)_(${kinds_re})\\(")
+  # Program lines a manifest includes (the lines every table shares, kernels/common/*.def).
+  file(STRINGS ${KERNELS}/${table}/manifest.def includes REGEX "^#include \"[^\"]+\\.def\"")
+  foreach(inc ${includes})
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" inc_path "${inc}")
+    file(STRINGS ${KERNELS}/${table}/${inc_path} inc_lines
+         REGEX "^CAKE_(NORMGATE|SWIGLU)_(${kinds_re})\\(")
+    list(APPEND lines ${inc_lines})
+  endforeach()
   execute_process(COMMAND ${CUOBJDUMP} -symbols ${fatbin} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "cuobjdump failed on ${fatbin}")

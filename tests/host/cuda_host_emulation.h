@@ -159,6 +159,27 @@ inline unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int v, int l
   return r;
 }
 
+// Indexed and up shuffles of a float (the normgate variant programs' group sums): every lane of
+// the warp takes part, as on the device with a full mask.
+inline float __shfl_sync(unsigned int /*mask*/, float v, int src_lane) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32;
+  c->slots[t] = cake_emu::u32(v);
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | ((unsigned)src_lane & 31u)];
+  c->warps[warp]->wait();
+  return cake_emu::f32(r);
+}
+inline float __shfl_up_sync(unsigned int /*mask*/, float v, unsigned int delta) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
+  c->slots[t] = cake_emu::u32(v);
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | (lane >= delta ? lane - delta : lane)];
+  c->warps[warp]->wait();
+  return cake_emu::f32(r);
+}
+
 namespace cake_emu {
 
 // Runs kernel(args) on a 1-D grid, one CTA after another, every thread of a CTA concurrently.

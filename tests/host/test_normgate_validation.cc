@@ -167,7 +167,7 @@ static void test_backward_rules(void **) {
   { BwdFixture f = fresh_bwd(); f.desc.package = (cake_normgate_package_t)2; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->package = 2"); }
   { BwdFixture f = fresh_bwd(); f.desc.package = (cake_normgate_package_t)-1; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->package"); }
   { BwdFixture f = fresh_bwd(); f.desc.dw_dtype = (cake_dtype_t)0; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->dw_dtype = 0"); }
-  { BwdFixture f = fresh_bwd(); f.desc.dw_dtype = (cake_dtype_t)3; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->dw_dtype = 3"); }
+  { BwdFixture f = fresh_bwd(); f.desc.dw_dtype = (cake_dtype_t)4; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->dw_dtype = 4"); }
   { BwdFixture f = fresh_bwd(); f.desc.flags = 8; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "unknown bits"); }
   { BwdFixture f = fresh_bwd(); f.desc.flags = 3; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "together"); }
   { BwdFixture f = fresh_bwd(); f.desc.dy_stride = 64; expect_bwd(f, CAKE_STATUS_INVALID_ARGUMENT, "desc->dy_stride = 64"); }

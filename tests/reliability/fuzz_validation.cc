@@ -318,7 +318,8 @@ void fuzz_normgate(FuzzedDataProvider &f, rel::NgEntry k, const HandleChoice &hc
     if (st == CAKE_STATUS_SUCCESS) {
       need = static_cast<int64_t>(bytes);
       const int prog_idx = d.program ? rel::program_by_name(t, d.program)
-                                     : rel::ng_route(t, rel::ng_op_for(k, d), d.d, d.rows, hc.owned->routing_sm_count);
+                                     : rel::ng_route(t, rel::ng_op_for(k, d), d.d, d.rows, hc.owned->routing_sm_count,
+                                                     rel::ng_variant_call(rel::ng_backward_entry(k), d));
       const int64_t kernel_need = prog_idx >= 0 ? rel::ng_kernel_workspace(t.programs[prog_idx], d) : -1;
       if (kernel_need < 0 || need < kernel_need) {
         die("cake_normgate_workspace_size",
@@ -388,7 +389,8 @@ void fuzz_normgate(FuzzedDataProvider &f, rel::NgEntry k, const HandleChoice &hc
     if (info.declared >= offsetof(cake_program_info, name) + 64) {
       const cake_program_info *pi = reinterpret_cast<const cake_program_info *>(info.bytes.data());
       const int idx = rel::program_by_name(t, pi->name);
-      if (idx < 0 || !rel::ng_serves(t.programs[idx], rel::ng_op_for(k, d), d.d)) {
+      if (idx < 0 || !rel::ng_serves(t.programs[idx], rel::ng_op_for(k, d), d.d,
+                                     rel::ng_variant_call(rel::ng_backward_entry(k), d))) {
         die(entry, rel::fmt("named program \"%.64s\", which does not serve the call", pi->name));
       }
     }

@@ -19,6 +19,8 @@
 #include <string>
 
 #include "cake.h"
+#include <cstddef>
+
 #include "normgate_params.h"
 #include "normgate_workspace.h"
 #include "program_desc.h"
@@ -161,9 +163,22 @@ inline int64_t ng_tree_leaves(int64_t d) {
   while (leaves < d / 8) leaves <<= 1;
   return leaves;
 }
-inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d) {
+// variant: the call is not the default form (docs/spec/normgate.md, "Programs and routes"),
+// which only the variant programs (knob 5) serve.
+inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d, bool variant = false) {
+  if (variant && prog.knobs[5] == 0) return false;
   return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
          (prog.knobs[0] == d || (prog.knobs[0] == 0 && d >= 8 && ng_tree_leaves(d) <= prog.threads));
+}
+
+// The default form: the SiLU gate after a whole-row norm on BF16 x, z, w, and (backward) BF16
+// or FP32 dw. Anything else is a variant call.
+inline bool ng_variant_call(bool backward, const cake_normgate_desc &d) {
+  if (raw(d.gate) != CAKE_NORMGATE_GATE_SILU || raw(d.placement) != CAKE_NORMGATE_GATE_AFTER_NORM) return true;
+  if (d.group_size != 0 && d.group_size != d.d) return true;
+  if (raw(d.x_dtype) != CAKE_DTYPE_BF16 || raw(d.z_dtype) != CAKE_DTYPE_BF16 || raw(d.w_dtype) != CAKE_DTYPE_BF16)
+    return true;
+  return backward && raw(d.dw_dtype) != CAKE_DTYPE_BF16 && raw(d.dw_dtype) != CAKE_DTYPE_F32;
 }
 
 // `desc` is the caller's struct as the library would read it (the known prefix); `view` its
@@ -177,9 +192,19 @@ inline Expect expect_normgate(NgEntry k, const cake_handle_st *h, bool handle_li
   if (e.must_reject) return e;  // nothing else is looked at
   e.rule(desc == nullptr, CAKE_STATUS_INVALID_ARGUMENT, "desc NULL");
   if (desc == nullptr) return e;
-  struct_rules(e, view, sizeof(cake_normgate_desc), sizeof(cake_normgate_desc), "desc->struct_size");
+  // The first version ends before the 0.3 fields (gate ...): a shorter struct gets their defaults.
+  struct_rules(e, view, offsetof(cake_normgate_desc, gate), sizeof(cake_normgate_desc),
+               "desc->struct_size");
   if (e.must_reject) return e;  // the fields are not read
-  const cake_normgate_desc &d = *desc;
+  // The fields as the library reads them: the caller's prefix, the defaults past its size.
+  // (Not cake_normgate_desc_init: a library call would clear the message being judged.)
+  cake_normgate_desc d;
+  std::memset(&d, 0, sizeof d);
+  set_raw(&d.x_dtype, CAKE_DTYPE_BF16);
+  set_raw(&d.z_dtype, CAKE_DTYPE_BF16);
+  set_raw(&d.w_dtype, CAKE_DTYPE_BF16);
+  std::memcpy(&d, desc, std::min(view.size, sizeof d));
+  d.struct_size = sizeof d;
   const bool bwd = ng_backward_entry(k);
   e.rule(d.rows <= 0, CAKE_STATUS_INVALID_ARGUMENT, "rows <= 0");
   e.rule(!ng_d_ok(d.d), CAKE_STATUS_UNSUPPORTED_SHAPE, "d not a multiple of 8 in [8, 8192]");
@@ -205,7 +230,8 @@ inline Expect expect_normgate(NgEntry k, const cake_handle_st *h, bool handle_li
   if (bwd) {
     e.rule(raw(d.package) != CAKE_NORMGATE_DETERMINISTIC && raw(d.package) != CAKE_NORMGATE_NONDETERMINISTIC,
            CAKE_STATUS_INVALID_ARGUMENT, "package out of range");
-    e.rule(raw(d.dw_dtype) != CAKE_DTYPE_BF16 && raw(d.dw_dtype) != CAKE_DTYPE_F32,
+    e.rule(raw(d.dw_dtype) != CAKE_DTYPE_BF16 && raw(d.dw_dtype) != CAKE_DTYPE_F32 &&
+               raw(d.dw_dtype) != CAKE_DTYPE_F16,
            CAKE_STATUS_INVALID_ARGUMENT, "dw_dtype out of range");
     const uint32_t known = CAKE_NORMGATE_DW_ACCUMULATE | CAKE_NORMGATE_DW_SKIP;
     e.rule((d.flags & ~known) != 0, CAKE_STATUS_INVALID_ARGUMENT, "unknown flag bits");
@@ -217,7 +243,7 @@ inline Expect expect_normgate(NgEntry k, const cake_handle_st *h, bool handle_li
     if (idx >= 0 && ng_d_ok(d.d) &&
         (!bwd || raw(d.package) == CAKE_NORMGATE_DETERMINISTIC ||
          raw(d.package) == CAKE_NORMGATE_NONDETERMINISTIC)) {
-      e.rule(!ng_serves(h->table->programs[idx], ng_op_for(k, d), d.d),
+      e.rule(!ng_serves(h->table->programs[idx], ng_op_for(k, d), d.d, ng_variant_call(bwd, d)),
              CAKE_STATUS_PROGRAM_NOT_FOUND, "forced program does not serve the call");
     }
   }
@@ -265,7 +291,8 @@ inline bool ng_wave_band(const cake_route_desc &r, int64_t rows, int32_t sms) {
   return in_band && fill;
 }
 
-inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t rows, int32_t sms) {
+inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t rows, int32_t sms,
+                    bool variant = false) {
   const int64_t metric = rows / sms;
   int general = -1;
   for (int i = 0; i < t.route_count; ++i) {
@@ -273,8 +300,9 @@ inline int ng_route(const cake::ArchTable &t, uint16_t op, int32_t d, int64_t ro
     if (r.family != CAKE_FAMILY_NORMGATE || r.op != op) continue;
     if (metric < r.metric_lo || metric >= r.metric_hi) continue;
     if (!ng_wave_band(r, rows, sms)) continue;
-    if (r.d == d) return r.program;
-    if (r.d == 0 && general < 0 && ng_serves(t.programs[r.program], op, d)) general = r.program;
+    const bool serves = ng_serves(t.programs[r.program], op, d, variant);
+    if (r.d == d && serves) return r.program;
+    if (r.d == 0 && general < 0 && serves) general = r.program;
   }
   return general;
 }
@@ -347,13 +375,14 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
   if (l.program < 0 || l.program >= t.program_count) return fmt("launched program %d", l.program);
   const cake_program_desc &prog = t.programs[l.program];
   const uint16_t op = ng_op_for(k, desc);
-  if (!ng_serves(prog, op, desc.d)) {
+  const bool variant = ng_variant_call(ng_backward_entry(k), desc);
+  if (!ng_serves(prog, op, desc.d, variant)) {
     return fmt("launched %s, which does not serve op %d d %d", prog.name, op, desc.d);
   }
   if (desc.program != nullptr) {
     if (std::strcmp(prog.name, desc.program) != 0) return fmt("forced %s, launched %s", desc.program, prog.name);
   } else {
-    const int want = ng_route(t, op, desc.d, desc.rows, h->routing_sm_count);
+    const int want = ng_route(t, op, desc.d, desc.rows, h->routing_sm_count, variant);
     if (want != l.program) {
       return fmt("routed to %s, the manifest routes rows %lld d %d (%d SMs) to %s", prog.name,
                  (long long)desc.rows, desc.d, h->routing_sm_count,

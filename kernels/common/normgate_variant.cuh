@@ -1,0 +1,360 @@
+// Normgate variant programs: every gated-norm variant of docs/spec/normgate.md in one program per
+// operation (forward, backward of each package), for any D (a multiple of 8 up to 8192) and any
+// group size G (a multiple of 8 dividing D):
+//   gate after the norm   y = rmsnorm_G(x) * w * a(z)
+//   gate before the norm  y = rmsnorm_G(x * a(z)) * w
+//   no gate               y = rmsnorm_G(x) * w
+// with a(z) = silu(z) or sigmoid(z), x / z / w each BF16, F16 or FP32. The variant, the group
+// size and the dtypes are parameters read at run time (uniform branches outside the arithmetic),
+// not template arguments: one instantiation per program keeps the build's time and the image's
+// size flat whatever the number of combinations.
+//
+// Layout: the general programs' (normgate_general_layout.h): a row is held by a group of lanes,
+// lane c the 8 columns of leaf c, read once into registers. A mean-square group of q = G/8
+// leaves is reduced in the canonical group order (variant_group_sum below), the same for every
+// thread count, so both programs of an operation (256 and 1024 threads) give the same bits.
+//
+// Backward: each row group walks one dw chunk (16 consecutive rows) in row order, adding its
+// columns' dw terms in FP32 (the canonical chunk sum); the chunk sums go into the deterministic
+// tree or the non-deterministic FP64 accumulator exactly as in the general programs
+// (normgate_general.cuh: combine_groups, tree_publish, nondet_finish), dw rounded once into
+// BF16, F16 or FP32.
+#pragma once
+#include <stdint.h>
+
+#include "normgate_dw.cuh"
+#include "normgate_general.cuh"
+#include "normgate_general_layout.h"
+#include "normgate_math.cuh"
+#include "normgate_params.h"
+#include "normgate_variant_group.cuh"
+#include "vector_io.cuh"
+
+namespace cake {
+namespace ng {
+
+// ---- Element I/O: 8 consecutive elements of a BF16, F16 or FP32 tensor as FP32 -------------
+
+__device__ __forceinline__ float f16_to_f32(uint32_t bits16) {
+  float f;
+  const unsigned short h = static_cast<unsigned short>(bits16);
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+
+// Round-to-nearest-even pack of two FP32 into F16 (lo in the low half).
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// elem: the element index of the first of the 8 (a multiple of 8 from a 16-byte aligned row).
+__device__ __forceinline__ void load8_as_f32(const void *base, int64_t elem, int32_t dtype, bool ok,
+                                             float (&f)[8]) {
+  if (!ok) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) f[i] = 0.0f;
+    return;
+  }
+  if (dtype == CAKE_DTYPE_F32) {
+    const float *q = static_cast<const float *>(base) + elem;
+    const uint4 a = load16<kLoadDefault>(q), b = load16<kLoadDefault>(q + 4);
+    f[0] = __uint_as_float(a.x); f[1] = __uint_as_float(a.y);
+    f[2] = __uint_as_float(a.z); f[3] = __uint_as_float(a.w);
+    f[4] = __uint_as_float(b.x); f[5] = __uint_as_float(b.y);
+    f[6] = __uint_as_float(b.z); f[7] = __uint_as_float(b.w);
+    return;
+  }
+  const uint4 v = load16<kLoadDefault>(static_cast<const uint16_t *>(base) + elem);
+  if (dtype == CAKE_DTYPE_F16) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = f16_to_f32(w[i] & 0xffffu);
+      f[2 * i + 1] = f16_to_f32(w[i] >> 16);
+    }
+  } else {
+    unpack8(v, f);
+  }
+}
+
+// One rounding (RNE) of 8 FP32 values into the tensor's dtype, streamed out.
+__device__ __forceinline__ void store8_from_f32(void *base, int64_t elem, int32_t dtype,
+                                                const float (&f)[8]) {
+  if (dtype == CAKE_DTYPE_F32) {
+    float *q = static_cast<float *>(base) + elem;
+    store16<kStoreStreaming>(q, make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]),
+                                           __float_as_uint(f[2]), __float_as_uint(f[3])));
+    store16<kStoreStreaming>(q + 4, make_uint4(__float_as_uint(f[4]), __float_as_uint(f[5]),
+                                               __float_as_uint(f[6]), __float_as_uint(f[7])));
+    return;
+  }
+  uint16_t *q = static_cast<uint16_t *>(base) + elem;
+  if (dtype == CAKE_DTYPE_F16) {
+    store16<kStoreStreaming>(q, make_uint4(pack_f16x2(f[0], f[1]), pack_f16x2(f[2], f[3]),
+                                           pack_f16x2(f[4], f[5]), pack_f16x2(f[6], f[7])));
+  } else {
+    store16<kStoreStreaming>(q, pack8(f));
+  }
+}
+
+// ---- dw into BF16, F16 or FP32 ---------------------------------------------------------------
+
+// Double to F16 with one rounding: round to odd into FP32 (13 spare bits), then RNE to F16.
+__device__ __forceinline__ unsigned short double_to_f16_rn(double v) {
+  float f = __double2float_rz(v);
+  if (static_cast<double>(f) != v && !isnan(v)) f = __uint_as_float(__float_as_uint(f) | 1u);
+  return static_cast<unsigned short>(pack_f16x2(f, 0.0f) & 0xffffu);
+}
+
+// The variant programs' rounding into dw: store_dw's, plus F16 (p.dw_dtype).
+struct StoreDwVariant {
+  __device__ __forceinline__ void operator()(const cake_normgate_params &p, int col,
+                                             double sum) const {
+    if (p.dw_dtype == CAKE_DTYPE_F16) {
+      double v = sum + 0.0;
+      unsigned short *dw = static_cast<unsigned short *>(p.dw);
+      if (p.dw_flags & kDwAccumulate) v += static_cast<double>(f16_to_f32(__ldcg(dw + col)));
+      __stcg(dw + col, double_to_f16_rn(v));
+    } else {
+      store_dw(p, col, sum);
+    }
+  }
+};
+
+// ---- The gate and the group reduction --------------------------------------------------------
+
+// a(z) of the variant's gate (SiLU: z * sigmoid(z); sigmoid) and, for the backward, sigmoid(z).
+__device__ __forceinline__ float gate_of(float z, float s, int32_t gate) {
+  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(z, s) : s;
+}
+
+// a'(z): SiLU s * (1 + z * (1 - s)); sigmoid s * (1 - s).
+__device__ __forceinline__ float gate_slope(float z, float s, int32_t gate) {
+  const float one_minus = __fsub_rn(1.0f, s);
+  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(s, __fmaf_rn(z, one_minus, 1.0f))
+                                         : __fmul_rn(s, one_minus);
+}
+
+// ---- Forward ---------------------------------------------------------------------------------
+
+template <class Cfg>
+__device__ __forceinline__ void fwd_variant(const cake_normgate_params &p) {
+  constexpr int kR = Cfg::kRowsPerGroup;
+  __shared__ float red[Cfg::kThreads];
+  const GeneralGroup g = general_group<Cfg::kThreads>(p.d);
+  const VariantGroup vg = variant_group(g, p.group);
+  const float inv_g = inverse_width(p.group);
+  const int64_t col = int64_t(g.li) * 8;
+  const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
+  const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
+  const int64_t ngroups = p.d / p.group;
+
+  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
+    const int64_t row0 = b * p.rows_per_block + g.group;
+    float xf[kR][8], zf[kR][8];
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {  // every load of the trip in flight before the first use
+      const int64_t row = row0 + int64_t(r) * g.groups;
+      const bool ok = row < p.rows && g.holds();
+      load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf[r]);
+      load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int64_t row = row0 + int64_t(r) * g.groups;
+      float a[8], u[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        a[i] = gated ? gate_of(zf[r][i], sigmoid(zf[r][i]), p.gate) : 1.0f;
+        u[i] = before ? __fmul_rn(xf[r][i], a[i]) : xf[r][i];
+      }
+      const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, vg, red);
+      const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
+      float wf[8], yf[8];
+      load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float nw = __fmul_rn(__fmul_rn(u[i], rstd), wf[i]);
+        yf[i] = (gated && !before) ? __fmul_rn(nw, a[i]) : nw;
+      }
+      if (row < p.rows && g.holds()) {
+        store8_from_f32(p.y, row * p.y_stride + col, p.x_dtype, yf);
+        if (p.rstd != nullptr && g.li == vg.gstart) p.rstd[row * ngroups + g.li / vg.q] = rstd;
+      }
+    }
+  }
+}
+
+// ---- Backward --------------------------------------------------------------------------------
+
+// The deterministic package's level-0 node of block `blk`: the CTA's groups' FP32 chunk sums
+// (in shared memory, `acc`: thread t's 8 columns at acc[t] and acc[kThreads + t]) combined over
+// the groups as an aligned subtree, adjacent pairs first, in FP64: the bits of combine_groups
+// (normgate_general.cuh), read from shared memory one value at a time instead of from eight
+// doubles in registers (which the 1024-thread program cannot hold beside its row state).
+template <int kThreads>
+__device__ __forceinline__ void variant_det_node(const float4 *acc, const GeneralGroup &g,
+                                                 double *sums, double *node, int d) {
+  auto value = [&](int group, int column) {
+    const float4 *slot = acc + (column % 8 / 4) * kThreads + group * g.lanes + column / 8;
+    const float *f = reinterpret_cast<const float *>(slot);
+    return static_cast<double>(f[column % 4]);
+  };
+  const int tid = static_cast<int>(threadIdx.x);
+  __syncthreads();  // every group's chunk sums are in shared memory
+  if (g.groups == 1) {
+    for (int col = tid; col < d; col += kThreads) node[col] = value(0, col);
+    return;
+  }
+  const int span = kCombineDoubles<kThreads> / g.groups;  // columns a pass
+  for (int col0 = 0; col0 < d; col0 += span) {
+    for (int i = tid; i < g.groups * span; i += kThreads) {
+      const int k = i / span, c = i % span;
+      if (col0 + c < d) sums[k * span + c] = value(k, col0 + c);
+    }
+    __syncthreads();
+    if (tid < span && col0 + tid < d) {
+      for (int h = 1; h < g.groups; h <<= 1) {
+        for (int k = 0; k < g.groups; k += 2 * h) {
+          sums[k * span + tid] = __dadd_rn(sums[k * span + tid], sums[(k + h) * span + tid]);
+        }
+      }
+      node[col0 + tid] = sums[tid];
+    }
+    __syncthreads();
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
+  constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
+  constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
+  constexpr int kThreads = Cfg::kThreads;
+  __shared__ float red[kThreads];
+  __shared__ double sums[kCombineDoubles<kThreads>];
+  __shared__ int flag;
+  // Dynamic shared memory (cake_ng_general_bwd_smem with no ring): each thread's FP32 chunk sums
+  // of its 8 columns, and (non-deterministic) its FP64 sums over its chunks; its own slots only.
+  extern __shared__ __align__(16) unsigned char smem[];
+  float4 *acc = reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(0, kThreads)) + threadIdx.x;
+  double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(0, kThreads)) + threadIdx.x;
+
+  const GeneralGroup g = general_group<kThreads>(p.d);
+  const bool want_dw = (p.dw_flags & kDwSkip) == 0;
+  const float inv_g = inverse_width(p.group);
+  const int col = g.li * 8;
+  // The CTA's trips: its blocks' 16 rows each, in order. 32 bits: a grid of up to 2^31 CTAs
+  // over at most 2^55 blocks (the library's 64-bit byte counts) leaves at most 2^28 trips.
+  const int my_blocks = static_cast<int>((p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x);
+  const int trips = my_blocks * kChunk;
+  if constexpr (!kDet) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) part[i * kThreads] = 0.0;
+  }
+
+  for (int k = 0; k < trips; ++k) {
+    const int r = static_cast<int>(k % kChunk);
+    const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
+    const int64_t row = blk * p.rows_per_block + int64_t(g.group) * kChunk + r;
+    const bool valid = row < p.rows;
+    const bool ok = valid && g.holds();
+    // Read from the parameters in each trip: cheaper to rematerialise than to keep.
+    const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
+    const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
+    float xf[8], zf[8], dyf[8];
+    load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf);
+    load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);
+    load8_as_f32(p.dy, row * p.dy_stride + col, p.x_dtype, ok, dyf);
+
+    // s = sigmoid(z), a = a(z); u = x (after, none) or x * a (before); n = u * rstd;
+    // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x, z and dy
+    // stay in registers across the row's reductions: u, n and s are recomputed (the same bits;
+    // s three times a row, the SFU has the room), w and z read again (L1 hits), which keeps the
+    // 1024-thread program within 64 registers without spilling.
+    float sg[8], u[8], leaf = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      sg[i] = gated ? sigmoid(zf[i]) : 1.0f;
+      u[i] = before ? __fmul_rn(xf[i], gate_of(zf[i], sg[i], p.gate)) : xf[i];
+    }
+    const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
+    const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
+    {
+      float wf[8];
+      load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
+        const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
+        const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
+        const float dn = __fmul_rn(before ? dyf[i] : __fmul_rn(dyf[i], a), wf[i]);
+        leaf = i == 0 ? __fmul_rn(dn, n) : __fmaf_rn(dn, n, leaf);
+      }
+    }
+    const float m = mean_of(variant_group_sum(leaf, g, variant_group(g, p.group), red), inv_g);
+    float dxf[8], dzf[8], t[8];
+    {
+      float wf[8];
+      load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+      load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);  // again (L1)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
+        const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
+        const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
+        const float pdy = before ? dyf[i] : __fmul_rn(dyf[i], a);
+        const float dn = __fmul_rn(pdy, wf[i]);
+        const float du = __fmul_rn(__fmaf_rn(-n, m, dn), rstd);
+        float da;
+        if (before) {  // u = x * a: dx = du * a, da = du * x
+          dxf[i] = du;
+          if (gated) dxf[i] = __fmul_rn(du, a);
+          da = __fmul_rn(du, xf[i]);
+        } else {  // y = (n * w) * a: da = dy * (n * w)
+          dxf[i] = du;
+          da = __fmul_rn(dyf[i], __fmul_rn(n, wf[i]));
+        }
+        dzf[i] = gated ? __fmul_rn(da, gate_slope(zf[i], sg[i], p.gate)) : 0.0f;
+        t[i] = valid ? __fmul_rn(pdy, n) : 0.0f;
+      }
+    }
+    if (ok) {
+      store8_from_f32(p.dx, row * p.dx_stride + col, p.x_dtype, dxf);
+      if (gated) store8_from_f32(p.dz, row * p.dz_stride + col, p.z_dtype, dzf);
+    }
+    if (r == 0) {
+      acc[0] = make_float4(t[0], t[1], t[2], t[3]);
+      acc[kThreads] = make_float4(t[4], t[5], t[6], t[7]);
+    } else {
+      const float4 a = acc[0], b = acc[kThreads];
+      acc[0] = make_float4(__fadd_rn(a.x, t[0]), __fadd_rn(a.y, t[1]), __fadd_rn(a.z, t[2]), __fadd_rn(a.w, t[3]));
+      acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
+    }
+    if (r != kChunk - 1 || !want_dw) continue;  // CTA-uniform
+    if constexpr (kDet) {
+      // The tree's shape, once a chunk (16 rows) rather than held in registers through the walk.
+      const cake_ng_tree tree = cake_ng_tree_of(p.rows, p.d, g.groups);
+      double *node = tree_node(p, cake_ng_level_of(&tree, 0), blk);
+      variant_det_node<kThreads>(acc - threadIdx.x, g, sums, node, p.d);
+      tree_publish(p, tree, blk, &flag, StoreDwVariant{});
+    } else {
+      const float4 a = acc[0], b = acc[kThreads];
+      const double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) part[i * kThreads] = __dadd_rn(part[i * kThreads], c[i]);
+    }
+  }
+  if constexpr (!kDet) {
+    if (!want_dw) return;
+    double c[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) c[i] = part[i * kThreads];
+    combine_groups<kThreads>(c, g, sums, [&](int column, double value) { nondet_add(p, column, value); });
+    nondet_finish(p, &flag, StoreDwVariant{});
+  }
+}
+
+}  // namespace ng
+}  // namespace cake
