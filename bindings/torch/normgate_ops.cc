@@ -291,6 +291,19 @@ at::Tensor normgate_fwd_autograd(const at::Tensor &x, const std::optional<at::Te
                                  bool gate_before_norm, int64_t group_size, bool deterministic,
                                  int64_t dw_mode, const std::optional<at::Tensor> &main_grad,
                                  std::optional<c10::string_view> program) {
+  // Nothing to differentiate: straight to the kernel, without building a graph node (the
+  // forward-only call's host cost).
+  const bool grad = at::GradMode::is_enabled() &&
+                    (x.requires_grad() || w.requires_grad() ||
+                     (z.has_value() && z->defined() && z->requires_grad()));
+  if (!grad) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("cake::normgate_fwd", "")
+                               .typed<decltype(normgate_fwd_cuda)>();
+    at::AutoDispatchBelowADInplaceOrView below;
+    return op.call(x, z, w, eps, gate, gate_before_norm, group_size, deterministic, dw_mode,
+                   main_grad, program);
+  }
   return NormgateFunction::apply(x, z, w, eps, gate, gate_before_norm, group_size, deterministic,
                                  dw_mode, main_grad, program);
 }

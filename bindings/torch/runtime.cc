@@ -90,18 +90,25 @@ void *workspace(const at::Device &device, cake_stream_t stream, size_t bytes) {
 }
 
 Rows as_rows(const at::Tensor &t, int64_t d) {
-  at::Tensor m = t.reshape({-1, d});
-  const int64_t esize = static_cast<int64_t>(m.element_size());
-  auto usable = [&](const at::Tensor &u) {
-    if (!aligned16(u.data_ptr())) return false;
-    if (u.size(0) <= 1) return u.stride(1) == 1;
-    return u.stride(1) == 1 && u.stride(0) >= d && (u.stride(0) * esize) % 16 == 0;
-  };
-  if (!usable(m)) {
-    m = m.contiguous();
-    if (!usable(m)) m = m.clone(at::MemoryFormat::Contiguous);
+  // The common cases need no new tensor: a [..., d] tensor whose leading dimensions collapse
+  // into one row stride (contiguous, or rows of a wider buffer) is passed as it is.
+  const int64_t n = t.dim();
+  const int64_t esize = static_cast<int64_t>(t.element_size());
+  if (n >= 1 && t.stride(n - 1) == 1 && aligned16(t.data_ptr())) {
+    const int64_t rows = n == 1 ? 1 : t.numel() / d;
+    int64_t stride = n == 1 ? d : t.stride(n - 2);
+    bool collapses = true;
+    for (int64_t i = n - 3; i >= 0 && collapses; --i) {
+      collapses = t.size(i) == 1 || t.stride(i) == t.stride(i + 1) * t.size(i + 1);
+    }
+    if (rows <= 1) stride = d;
+    if (collapses && (rows <= 1 || (stride >= d && (stride * esize) % 16 == 0))) {
+      return {t, rows, stride};
+    }
   }
-  return {m, m.size(0), m.size(0) <= 1 ? d : m.stride(0)};
+  at::Tensor m = t.reshape({-1, d}).contiguous();
+  if (!aligned16(m.data_ptr())) m = m.clone(at::MemoryFormat::Contiguous);
+  return {m, m.size(0), d};
 }
 
 at::Tensor dense(const at::Tensor &t) {

@@ -138,10 +138,11 @@ def worker(rank, world, args, result_path):
     m = Block().to(device)
     h, _ = batch(0, args.tokens // world, 256, device)
     m(h).float().square().mean().backward()
-    dw = m.norm_w.grad.view(torch.int16)
+    dw = m.norm_w.grad  # BF16: NCCL gathers it as is; the bits are compared after
     gathered = [torch.empty_like(dw) for _ in range(world)]
     dist.all_gather(gathered, dw)
-    res["det_dw_identical_across_ranks"] = all(torch.equal(g, gathered[0]) for g in gathered)
+    bits = [g.view(torch.int16) for g in gathered]
+    res["det_dw_identical_across_ranks"] = all(torch.equal(b, bits[0]) for b in bits)
 
     try:
         from torch.distributed.fsdp import fully_shard

@@ -118,6 +118,19 @@ def normgate(x: torch.Tensor, z: Optional[torch.Tensor], w: torch.Tensor, eps: f
     main_grad: None, or an FP32/BF16/FP16 [d] buffer the weight gradient is added to in place
       (then w gets no .grad: the Megatron "main_grad" pattern).
     """
+    if (gate == "silu" and not gate_before_norm and group_size is None and deterministic
+            and dw_dtype is None and main_grad is None and program is None):
+        # The common call with the operator's defaults: fewer arguments for the dispatcher to
+        # convert (its host cost).
+        try:
+            if z is None:
+                return _normgate_op(x, z, w, eps, S.GATE_NONE)
+            return _normgate_op(x, z, w, eps)
+        except (RuntimeError, ValueError) as e:
+            err = _cake_error(e)
+            if err is None:
+                raise
+            raise err from None
     if z is None:
         g = S.GATE_NONE
     else:
@@ -184,11 +197,12 @@ class MXFP8Tensors(NamedTuple):
 
 
 
-def _wrap(out, orient) -> MXFP8Tensors:
-    row = bool(orient & _cake.Orientation.ROWWISE)
-    col = bool(orient & _cake.Orientation.COLWISE)
-    return MXFP8Tensors(out[0] if row else None, out[1] if row else None,
-                        out[2] if col else None, out[3] if col else None)
+def _wrap(out, orient: int) -> MXFP8Tensors:
+    if orient == 3:
+        return MXFP8Tensors(*out)
+    if orient == 1:
+        return MXFP8Tensors(out[0], out[1], None, None)
+    return MXFP8Tensors(None, None, out[2], out[3])
 
 
 def _call(op, *args):
@@ -201,22 +215,30 @@ def _call(op, *args):
         raise err from None
 
 
+_ORIENTATIONS = {"rowwise": 1, "colwise": 2, "both": 3}
+
+
+def _orientation(value) -> int:
+    o = _ORIENTATIONS.get(value) if isinstance(value, str) else None
+    return o if o is not None else int(_cake.Orientation.parse(value))
+
+
 def swiglu_mxfp8(inp: torch.Tensor, orientation="rowwise", program: Optional[str] = None
                  ) -> MXFP8Tensors:
     """Forward: Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to MXFP8 (O = k).
 
     orientation: "rowwise", "colwise", "both" (or cake.Orientation). Not differentiable: the
     quantized outputs feed an MXFP8 GEMM; pair it with swiglu_mxfp8_backward()."""
-    orient = _cake.Orientation.parse(orientation)
-    return _wrap(_call(_swiglu_fwd_op, inp, int(orient), program), orient)
+    orient = _orientation(orientation)
+    return _wrap(_call(_swiglu_fwd_op, inp, orient, program), orient)
 
 
 def swiglu_mxfp8_backward(inp: torch.Tensor, grad: torch.Tensor, orientation="rowwise",
                           program: Optional[str] = None) -> MXFP8Tensors:
     """Backward: [dgate | dup] (BF16 [m, 2k], from in and grad = dL/dY [m, k]) quantized to
     MXFP8 (O = 2k)."""
-    orient = _cake.Orientation.parse(orientation)
-    return _wrap(_call(_swiglu_bwd_op, inp, grad, int(orient), program), orient)
+    orient = _orientation(orientation)
+    return _wrap(_call(_swiglu_bwd_op, inp, grad, orient, program), orient)
 
 
 def swizzled_scale_offsets(rows: int, cols: int, device=None) -> torch.Tensor:
