@@ -245,3 +245,4 @@ def dequantize_mxfp8(q: torch.Tensor, s: torch.Tensor, colwise: bool = False) ->
 # The drop-in modules and the transformers patch (they call normgate above).
 from .modules import FusedRMSNormGated, RMSNormGated  # noqa: E402
 from .patch import GatedNormPatchError, patch_transformers  # noqa: E402
+from .fp8 import FP8Tensors, dequantize_fp8_blockwise, quantize_fp8_blockwise, swiglu_fp8, swiglu_fp8_backward  # noqa: E402,F401
