@@ -999,21 +999,25 @@ impl Handle {
         out: Mxfp8Outputs,
         stream: Stream,
     ) -> Result<()> {
-        optional!(cake_has_cake_swiglu_fp8_forward, "cake_swiglu_fp8_forward", {
-            check(
-                "cake_swiglu_fp8_forward",
-                sys::cake_swiglu_fp8_forward(
-                    self.raw,
-                    desc.as_raw(),
-                    input,
-                    out.row_q,
-                    out.row_s,
-                    out.col_q,
-                    out.col_s,
-                    stream,
-                ),
-            )
-        })
+        optional!(
+            cake_has_cake_swiglu_fp8_forward,
+            "cake_swiglu_fp8_forward",
+            {
+                check(
+                    "cake_swiglu_fp8_forward",
+                    sys::cake_swiglu_fp8_forward(
+                        self.raw,
+                        desc.as_raw(),
+                        input,
+                        out.row_q,
+                        out.row_s,
+                        out.col_q,
+                        out.col_s,
+                        stream,
+                    ),
+                )
+            }
+        )
     }
 
     /// `cake_swiglu_fp8_backward`: [dgate | dup] quantized to FP8 blockwise 1x128 (O = 2k).
@@ -1029,22 +1033,26 @@ impl Handle {
         out: Mxfp8Outputs,
         stream: Stream,
     ) -> Result<()> {
-        optional!(cake_has_cake_swiglu_fp8_backward, "cake_swiglu_fp8_backward", {
-            check(
-                "cake_swiglu_fp8_backward",
-                sys::cake_swiglu_fp8_backward(
-                    self.raw,
-                    desc.as_raw(),
-                    input,
-                    grad,
-                    out.row_q,
-                    out.row_s,
-                    out.col_q,
-                    out.col_s,
-                    stream,
-                ),
-            )
-        })
+        optional!(
+            cake_has_cake_swiglu_fp8_backward,
+            "cake_swiglu_fp8_backward",
+            {
+                check(
+                    "cake_swiglu_fp8_backward",
+                    sys::cake_swiglu_fp8_backward(
+                        self.raw,
+                        desc.as_raw(),
+                        input,
+                        grad,
+                        out.row_q,
+                        out.row_s,
+                        out.col_q,
+                        out.col_s,
+                        stream,
+                    ),
+                )
+            }
+        )
     }
 
     #[allow(unused_variables)]
