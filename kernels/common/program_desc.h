@@ -12,7 +12,8 @@
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
  *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
  *   CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint,
- *                           sigmoid_form, band_form[, load_batch])   (SwiGLU + FP8 blockwise)
+ *                           sigmoid_form, band_form[, load_batch[, pipeline]])
+ *                           (SwiGLU + FP8 blockwise)
  *   CAKE_NORMGATE_CANDIDATE(...), CAKE_SWIGLU_CANDIDATE(...), CAKE_SWIGLU_FP8_CANDIDATE(...):
  *                         a program line that no route
  *                         selects (same arguments). Compiled, and listed in the table, only in a

@@ -13,6 +13,10 @@
 //   band_form        0 inline, 1 call, 2 flagged-pair loop, 3 group guard (swiglu_sigmoid.cuh)
 //   load_batch       (optional, 0 = all) passes of a tile whose loads are issued together before
 //                    their arithmetic: more bytes in flight for more registers
+//   pipeline         (optional, 0) 1: the next tile's loads (all passes: load_batch 0) are issued
+//                    as soon as this tile's phase 1 has consumed its registers, so they are in
+//                    flight during phase 2 and its barriers (colwise/both), or during the rowwise
+//                    stores
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -24,6 +28,7 @@ namespace cake {
 
 struct SwigluFp8Knobs {
   int form, threads, tile_rows, rows_per_thread, load_hint, sigmoid_form, band_form, load_batch;
+  int pipeline;
 };
 
 constexpr int kFp8TileCols = 128;  // k-columns of every tile: one 1x128 block
@@ -81,6 +86,9 @@ CAKE_HD constexpr bool f8_load_batch_ok(const SwigluFp8Knobs &k) {
   return k.load_batch >= 0 && k.load_batch <= f8_passes(k) &&
          (k.load_batch == 0 || f8_passes(k) % k.load_batch == 0);
 }
+CAKE_HD constexpr bool f8_pipeline_ok(const SwigluFp8Knobs &k) {
+  return k.pipeline == 0 || (k.pipeline == 1 && f8_load_batch(k) == f8_passes(k));
+}
 CAKE_HD constexpr bool f8_col_items_ok(const SwigluFp8Knobs &k) {
   return f8_col_items(k) % 32 == 0;
 }
@@ -96,16 +104,18 @@ CAKE_HD constexpr bool f8_band_form_ok(const SwigluFp8Knobs &k) {
 
 CAKE_HD constexpr bool f8_knobs_ok(const SwigluFp8Knobs &k) {
   return f8_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
-         f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_col_items_ok(k) &&
+         f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_pipeline_ok(k) &&
+         f8_col_items_ok(k) &&
          f8_load_hint_ok(k) && f8_sigmoid_form_ok(k) && f8_band_form_ok(k);
 }
 
 template <int kForm_, int kThreads_, int kTileRows_, int kRowsPerThread_, int kLoadHint_,
-          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0>
+          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0, int kPipeline_ = 0>
 struct SwigluFp8Cfg {
   static constexpr SwigluFp8Knobs kKnobs = {kForm_,       kThreads_,    kTileRows_,
                                             kRowsPerThread_, kLoadHint_, kSigmoidForm_,
-                                            kBandForm_,   kLoadBatch_};
+                                            kBandForm_,   kLoadBatch_,  kPipeline_};
+  static constexpr int kPipeline = kPipeline_;
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = f8_backward(kForm_);
   static constexpr bool kRowwise = f8_rowwise(kForm_);
@@ -134,6 +144,7 @@ struct SwigluFp8Cfg {
                 "tile_rows: a power of two up to 128, 128 for colwise/both");
   static_assert(f8_slots_ok(kKnobs), "(tile_rows/rows_per_thread)*8 a multiple of threads");
   static_assert(f8_load_batch_ok(kKnobs), "load_batch: 0 or a divisor of the passes");
+  static_assert(f8_pipeline_ok(kKnobs), "pipeline: 0, or 1 with every pass's loads at once");
   static_assert(f8_col_items_ok(kKnobs), "phase 2 items: whole warps");
   static_assert(f8_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
   static_assert(f8_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");

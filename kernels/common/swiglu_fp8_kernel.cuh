@@ -25,6 +25,8 @@
 //              warp reads 4 column pairs x 8 chunks = 32 distinct banks a row step, and writes
 //              128 contiguous bytes of each of 8 col_q columns; chunk 0 and 1 lanes write the two
 //              columns' scales at i*O + o (contiguous along o).
+//   pipeline   (knob) the next tile's loads go out right after this tile's phase 1, in the same
+//              registers, and fly during phase 2 and the barriers.
 //   NaN block  the NaN multiplier turns every product into NaN and every byte into 0x7F.
 #pragma once
 #include <stdint.h>
@@ -142,6 +144,56 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_fp8_params &p, int
   if (chunk < 2) p.col_s[(m0 >> 7) * p.O + o + chunk] = chunk ? hi.s : lo.s;
 }
 
+
+// Issue the loads of passes [b0, b0 + kBatch) of the tile at (m0, k0).
+template <class Cfg>
+__device__ __forceinline__ void load_batch(const cake_swiglu_fp8_params &p, int64_t m0,
+                                           int64_t k0, int b0,
+                                           SlotRow (&in)[Cfg::kBatch][Cfg::kRpt]) {
+#pragma unroll
+  for (int b = 0; b < Cfg::kBatch; ++b) {
+    const int slot = threadIdx.x + (b0 + b) * Cfg::kThreads;
+    const int chunk = slot & (kFp8BlockLanes - 1), rg = slot >> 3;
+#pragma unroll
+    for (int r = 0; r < Cfg::kRpt; ++r) {
+      load_slot_row<Cfg>(p, m0 + rg + r * Cfg::kRowGroups, k0 + chunk * kFp8SlotCols, in[b][r]);
+    }
+  }
+}
+
+// Phase 1 of passes [b0, b0 + kBatch) from their loaded inputs.
+template <class Cfg>
+__device__ __forceinline__ void compute_batch(const cake_swiglu_fp8_params &p, int64_t m0,
+                                              int64_t k0, int b0,
+                                              const SlotRow (&in)[Cfg::kBatch][Cfg::kRpt],
+                                              uint32_t *ytile) {
+#pragma unroll
+  for (int b = 0; b < Cfg::kBatch; ++b) {
+    const int slot = threadIdx.x + (b0 + b) * Cfg::kThreads;
+    const int chunk = slot & (kFp8BlockLanes - 1), rg = slot >> 3;
+#pragma unroll
+    for (int r = 0; r < Cfg::kRpt; ++r) {
+      const int row = rg + r * Cfg::kRowGroups;
+      compute_slot_row<Cfg>(p, m0 + row, row, k0 + chunk * kFp8SlotCols, chunk, in[b][r], ytile);
+    }
+  }
+}
+
+// Phase 2 of a tile (colwise/both): every item once the Y tile is whole; the closing barrier
+// keeps the next tile's phase 1 off the Y tile until every item has read it.
+template <class Cfg>
+__device__ __forceinline__ void phase2_tile(const cake_swiglu_fp8_params &p, int64_t m0,
+                                            int64_t k0, const uint32_t *ytile) {
+  if constexpr (Cfg::kColwise) {
+    __syncthreads();
+#pragma unroll 1
+    for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
+      phase2_item<Cfg>(p, m0, k0, item, ytile);
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace swiglu_fp8
 
 template <class Cfg>
@@ -150,41 +202,44 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
   uint32_t *ytile = dynamic_smem<uint32_t>();
   // Tiles are counted in 32 bits (the host checks tiles < 2^31); one uniform division a tile.
   const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
-  for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t m0 = (int64_t)(tile / tiles_k) * Cfg::kTileRows;
-    const int64_t k0 = (int64_t)(tile % tiles_k) * kFp8TileCols;
-#pragma unroll
-    for (int b0 = 0; b0 < Cfg::kPasses; b0 += Cfg::kBatch) {
-      SlotRow in[Cfg::kBatch][Cfg::kRpt];
-#pragma unroll
-      for (int b = 0; b < Cfg::kBatch; ++b) {
-        const int slot = threadIdx.x + (b0 + b) * Cfg::kThreads;
-        const int chunk = slot & (kFp8BlockLanes - 1), rg = slot >> 3;
-#pragma unroll
-        for (int r = 0; r < Cfg::kRpt; ++r) {
-          load_slot_row<Cfg>(p, m0 + rg + r * Cfg::kRowGroups, k0 + chunk * kFp8SlotCols,
-                             in[b][r]);
-        }
-      }
-#pragma unroll
-      for (int b = 0; b < Cfg::kBatch; ++b) {
-        const int slot = threadIdx.x + (b0 + b) * Cfg::kThreads;
-        const int chunk = slot & (kFp8BlockLanes - 1), rg = slot >> 3;
-#pragma unroll
-        for (int r = 0; r < Cfg::kRpt; ++r) {
-          const int row = rg + r * Cfg::kRowGroups;
-          compute_slot_row<Cfg>(p, m0 + row, row, k0 + chunk * kFp8SlotCols, chunk, in[b][r],
-                                ytile);
-        }
-      }
+  auto origin = [&](uint32_t tile, int64_t &m0, int64_t &k0) {
+    m0 = (int64_t)(tile / tiles_k) * Cfg::kTileRows;
+    k0 = (int64_t)(tile % tiles_k) * kFp8TileCols;
+  };
+  if constexpr (Cfg::kPipeline == 1) {
+    // Every pass's loads in registers (kBatch == kPasses); the next tile's are issued after
+    // this tile's phase 1 and land during its phase 2. tile + gridDim.x < 2^32: tile < 2^31.
+    SlotRow in[Cfg::kBatch][Cfg::kRpt];
+    uint32_t tile = blockIdx.x;
+    int64_t m0 = 0, k0 = 0;
+    if (tile < tiles) {
+      origin(tile, m0, k0);
+      load_batch<Cfg>(p, m0, k0, 0, in);
     }
-    if constexpr (Cfg::kColwise) {
-      __syncthreads();  // the Y tile is whole
-#pragma unroll 1
-      for (int item = threadIdx.x; item < Cfg::kColItems; item += Cfg::kThreads) {
-        phase2_item<Cfg>(p, m0, k0, item, ytile);
+    while (tile < tiles) {
+      compute_batch<Cfg>(p, m0, k0, 0, in, ytile);
+      const uint32_t next = tile + gridDim.x;
+      int64_t nm0 = 0, nk0 = 0;
+      if (next < tiles) {
+        origin(next, nm0, nk0);
+        load_batch<Cfg>(p, nm0, nk0, 0, in);
       }
-      __syncthreads();  // every item has read the Y tile before the next tile's phase 1
+      phase2_tile<Cfg>(p, m0, k0, ytile);
+      tile = next;
+      m0 = nm0;
+      k0 = nk0;
+    }
+  } else {
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int64_t m0, k0;
+      origin(tile, m0, k0);
+#pragma unroll
+      for (int b0 = 0; b0 < Cfg::kPasses; b0 += Cfg::kBatch) {
+        SlotRow in[Cfg::kBatch][Cfg::kRpt];
+        load_batch<Cfg>(p, m0, k0, b0, in);
+        compute_batch<Cfg>(p, m0, k0, b0, in, ytile);
+      }
+      phase2_tile<Cfg>(p, m0, k0, ytile);
     }
   }
 }
@@ -192,7 +247,7 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
 }  // namespace cake
 
 // One manifest line -> one extern "C" kernel (the includer defines CAKE_KERNEL_NAME(sym)).
-// load_batch is optional (0, all passes, when left out).
+// load_batch and pipeline are optional (0 when left out).
 #ifndef CAKE_SWIGLU_FP8_PROGRAM
 #define CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread,        \
                                 load_hint, sigmoid_form, band_form, ...)                         \

@@ -21,6 +21,7 @@ SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog) {
   k.sigmoid_form = prog.knobs[kF8SigmoidForm];
   k.band_form = prog.knobs[kF8BandForm];
   k.load_batch = prog.knobs[kF8LoadBatch];
+  k.pipeline = prog.knobs[kF8Pipeline];
   return k;
 }
 

@@ -19,6 +19,7 @@ enum SwigluFp8Knob {
   kF8SigmoidForm = 3,
   kF8BandForm = 4,
   kF8LoadBatch = 5,  // optional in a manifest line: 0 (all passes) when left out
+  kF8Pipeline = 6,   // optional in a manifest line: 0 when left out
 };
 
 // The program's knobs as the kernel's configuration reads them.

@@ -1,7 +1,7 @@
 // The SwiGLU + FP8 blockwise kernel body run on the CPU (tests/host/cuda_host_emulation.h)
 // against the host model (tests/reference/swiglu_fp8_ref.h), byte for byte: every form, both
 // scale rules, programs covering every knob (tile rows 1..128, 1 and 2 rows a thread, several
-// passes and load batches, grid striding, all sigmoid x band forms, every load hint), shapes
+// passes and load batches, the pipelined schedule, grid striding, all sigmoid x band forms, every load hint), shapes
 // with M and K not multiples of 512, block-scaled inputs with exponents over [-100, 100],
 // NaN/Inf blocks, all-zero blocks and blocks below the amax floor. Also: the kernels' block
 // scale (kernels/common/fp8_blockwise_encode.h) equals the model's, written independently, for
@@ -33,28 +33,35 @@ extern "C" {
 #include "swiglu_fp8_ref.h"
 #include "swiglu_mxfp8_ref.h"
 
-// sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint, sigmoid, band[, batch]
-#define EMU_PROGRAMS(X)                                     \
-  X(fr_a, CAKE_SW_FWD_ROW, 128, 8, 16, 1, 0, 1, 3, 0)       \
-  X(fr_b, CAKE_SW_FWD_ROW, 32, 16, 4, 1, 1, 2, 0, 0)        \
-  X(fr_c, CAKE_SW_FWD_ROW, 64, 4, 16, 2, 2, 1, 2, 0)        \
-  X(fr_d, CAKE_SW_FWD_ROW, 32, 4, 64, 1, 0, 1, 1, 4)        \
-  X(fr_e, CAKE_SW_FWD_ROW, 32, 4, 128, 2, 0, 2, 3, 2)       \
-  X(fc_a, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0)      \
-  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 128, 2, 1, 2, 2, 2)      \
-  X(fc_c, CAKE_SW_FWD_COL, 512, 1, 128, 1, 2, 1, 0, 1)      \
-  X(fb_a, CAKE_SW_FWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 0)     \
-  X(fb_b, CAKE_SW_FWD_BOTH, 128, 4, 128, 2, 0, 2, 1, 4)     \
-  X(br_a, CAKE_SW_BWD_ROW, 128, 6, 16, 1, 0, 1, 3, 0)       \
-  X(br_b, CAKE_SW_BWD_ROW, 32, 16, 4, 1, 1, 2, 2, 0)        \
-  X(br_c, CAKE_SW_BWD_ROW, 64, 4, 32, 2, 2, 1, 0, 1)        \
-  X(bc_a, CAKE_SW_BWD_COL, 256, 2, 128, 1, 0, 1, 3, 2)      \
-  X(bc_b, CAKE_SW_BWD_COL, 128, 2, 128, 2, 1, 2, 1, 1)      \
-  X(bb_a, CAKE_SW_BWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 2)     \
-  X(bb_b, CAKE_SW_BWD_BOTH, 512, 1, 128, 2, 2, 2, 2, 0)
+// sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint, sigmoid, band, batch,
+// pipeline
+#define EMU_PROGRAMS(X)                                        \
+  X(fr_a, CAKE_SW_FWD_ROW, 128, 8, 16, 1, 0, 1, 3, 0, 0)       \
+  X(fr_b, CAKE_SW_FWD_ROW, 32, 16, 4, 1, 1, 2, 0, 0, 0)        \
+  X(fr_c, CAKE_SW_FWD_ROW, 64, 4, 16, 2, 2, 1, 2, 0, 0)        \
+  X(fr_d, CAKE_SW_FWD_ROW, 32, 4, 64, 1, 0, 1, 1, 4, 0)        \
+  X(fr_e, CAKE_SW_FWD_ROW, 32, 4, 128, 2, 0, 2, 3, 2, 0)       \
+  X(fr_p, CAKE_SW_FWD_ROW, 64, 4, 16, 1, 0, 1, 2, 0, 1)        \
+  X(fc_a, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 0)      \
+  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 128, 2, 1, 2, 2, 2, 0)      \
+  X(fc_c, CAKE_SW_FWD_COL, 512, 1, 128, 1, 2, 1, 0, 1, 0)      \
+  X(fc_p, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 1)      \
+  X(fb_a, CAKE_SW_FWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 0, 0)     \
+  X(fb_b, CAKE_SW_FWD_BOTH, 128, 4, 128, 2, 0, 2, 1, 4, 0)     \
+  X(fb_p, CAKE_SW_FWD_BOTH, 512, 1, 128, 2, 1, 2, 2, 0, 1)     \
+  X(br_a, CAKE_SW_BWD_ROW, 128, 6, 16, 1, 0, 1, 3, 0, 0)       \
+  X(br_b, CAKE_SW_BWD_ROW, 32, 16, 4, 1, 1, 2, 2, 0, 0)        \
+  X(br_c, CAKE_SW_BWD_ROW, 64, 4, 32, 2, 2, 1, 0, 1, 0)        \
+  X(br_p, CAKE_SW_BWD_ROW, 32, 4, 8, 2, 0, 2, 3, 0, 1)         \
+  X(bc_a, CAKE_SW_BWD_COL, 256, 2, 128, 1, 0, 1, 3, 2, 0)      \
+  X(bc_b, CAKE_SW_BWD_COL, 128, 2, 128, 2, 1, 2, 1, 1, 0)      \
+  X(bc_p, CAKE_SW_BWD_COL, 512, 1, 128, 1, 0, 1, 3, 0, 1)      \
+  X(bb_a, CAKE_SW_BWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 2, 0)     \
+  X(bb_b, CAKE_SW_BWD_BOTH, 512, 1, 128, 2, 2, 2, 2, 0, 0)     \
+  X(bb_p, CAKE_SW_BWD_BOTH, 512, 1, 128, 1, 0, 1, 3, 0, 1)
 
-#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch) \
-  CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch)
+#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe) \
+  CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe)
 EMU_PROGRAMS(EMU_INSTANTIATE)
 
 namespace {
@@ -67,9 +74,10 @@ struct EmuProgram {
   cake_program_desc desc;
 };
 
-#define EMU_ENTRY(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch) \
-  {#sym, emu_##sym,                                                          \
-   {#sym, #sym, CAKE_FAMILY_SWIGLU_FP8, form, threads, ctas, {tr, rpt, hint, sig, band, batch}}},
+#define EMU_ENTRY(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe)       \
+  {#sym, emu_##sym,                                                                     \
+   {#sym, #sym, CAKE_FAMILY_SWIGLU_FP8, form, threads, ctas,                            \
+    {tr, rpt, hint, sig, band, batch, pipe}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
 const std::vector<uint32_t> &table() {

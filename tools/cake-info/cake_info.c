@@ -78,12 +78,13 @@ static int knob_names(cake_family_t family, const char *const **names) {
   static const char *const normgate[] = {"d", "rows_per_group", "prefetch", "persistent"};
   static const char *const swiglu[] = {"tile_rows", "tile_cols",    "rows_per_thread",
                                        "load_hint", "sigmoid_form", "band_form"};
-  static const char *const swiglu_fp8[] = {"tile_rows",    "rows_per_thread", "load_hint",
-                                           "sigmoid_form", "band_form",       "load_batch"};
+  static const char *const swiglu_fp8[] = {"tile_rows", "rows_per_thread", "load_hint",
+                                           "sigmoid_form", "band_form", "load_batch",
+                                           "pipeline"};
   switch (family) {
     case CAKE_FAMILY_NORMGATE: *names = normgate; return 4;
     case CAKE_FAMILY_SWIGLU_MXFP8: *names = swiglu; return 6;
-    case CAKE_FAMILY_SWIGLU_FP8: *names = swiglu_fp8; return 6;
+    case CAKE_FAMILY_SWIGLU_FP8: *names = swiglu_fp8; return 7;
   }
   *names = NULL;
   return 8;
