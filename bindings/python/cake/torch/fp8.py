@@ -86,15 +86,18 @@ def quantize_fp8_blockwise(y: torch.Tensor, pow2_scales: bool = False):
     amax = yb.abs().amax(dim=-1).float()  # NaN-propagating, exact (BF16 values)
     bad = ~torch.isfinite(amax)
     a = amax.clamp(min=_FLOOR)
+    # Tensor by tensor: PyTorch divides by a Python scalar as a product with its reciprocal
+    # (and scalar / tensor likewise), one ulp off IEEE division at times.
+    c = torch.full_like(a, 448.0)
     if pow2_scales:
-        # float64: a / 448 is exact where it is a power of two, so ceil(log2) is exact there.
-        e = torch.ceil(torch.log2(a.double() / 448.0))
-        s = torch.exp2(e).float()
-        r = torch.exp2(-e).float()
+        # x = a / 448 (IEEE) is exactly a power of two where the real quotient is one, and at
+        # least 2^-8 relative away from one elsewhere, so frexp's exponent gives ceil(log2 x)
+        # exactly; s and 1/s are built from their bits (no exp2 rounding).
+        mant, ex = torch.frexp(torch.div(a, c))
+        e = torch.where(mant == 0.5, ex - 1, ex).to(torch.int32)  # 1 - 127 .. 120
+        s = ((e + 127) << 23).view(torch.float32)
+        r = ((127 - e) << 23).view(torch.float32)
     else:
-        # Tensor by tensor: PyTorch divides by a Python scalar as a product with its reciprocal
-        # (and scalar / tensor likewise), one ulp off IEEE division at times.
-        c = torch.full_like(a, 448.0)
         s = torch.div(a, c)
         r = torch.div(c, a)
     s = torch.where(bad, torch.full_like(s, float("nan")), s)
