@@ -98,6 +98,7 @@ class Bench {
   Timer timer_;
   CakeLib lib_a_, lib_b_;
   bool two_libs_ = false;
+  bool sw_fp8_ = false;  // the swiglu suite runs the FP8 blockwise family
   std::string tmp_copy_;
   cudaDeviceProp prop_{};
   int driver_version_ = 0, runtime_version_ = 0;

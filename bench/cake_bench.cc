@@ -195,6 +195,15 @@ int Bench::run() {
       write_json(false);
     }
   }
+  if (o_.run_swiglu_fp8) {
+    std::printf("\nswiglu-fp8 (blockwise 1x128)\n");
+    sw_fp8_ = true;
+    for (const SwShape &s : o_.sw_shapes) {
+      swiglu_shape(s);
+      write_json(false);
+    }
+    sw_fp8_ = false;
+  }
   if (o_.routing) {
     std::printf("\nrouting check\n");
     if (o_.run_normgate) {
@@ -202,6 +211,11 @@ int Bench::run() {
     }
     if (o_.run_swiglu) {
       for (const SwShape &s : o_.sw_shapes) routing_swiglu(s);
+    }
+    if (o_.run_swiglu_fp8) {
+      sw_fp8_ = true;
+      for (const SwShape &s : o_.sw_shapes) routing_swiglu(s);
+      sw_fp8_ = false;
     }
   }
   print_tables();

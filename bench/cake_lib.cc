@@ -51,6 +51,10 @@ bool CakeLib::open(const std::string &p, int device, std::string *why) {
   resolve(so_, "cake_swiglu_mxfp8_forward", &swiglu_forward, nullptr);
   resolve(so_, "cake_swiglu_mxfp8_backward", &swiglu_backward, nullptr);
   resolve(so_, "cake_swiglu_mxfp8_query", &swiglu_query, nullptr);
+  resolve(so_, "cake_swiglu_fp8_desc_init", &fp8_desc_init, nullptr);
+  resolve(so_, "cake_swiglu_fp8_forward", &fp8_forward, nullptr);
+  resolve(so_, "cake_swiglu_fp8_backward", &fp8_backward, nullptr);
+  resolve(so_, "cake_swiglu_fp8_query", &fp8_query, nullptr);
   const cake_status_t s = create(&handle, device);
   if (s != CAKE_STATUS_SUCCESS) {
     *why = p + ": cake_create: " + error(s);

@@ -33,6 +33,10 @@ struct CakeLib {
   decltype(&cake_swiglu_mxfp8_forward) swiglu_forward = nullptr;
   decltype(&cake_swiglu_mxfp8_backward) swiglu_backward = nullptr;
   decltype(&cake_swiglu_mxfp8_query) swiglu_query = nullptr;
+  decltype(&cake_swiglu_fp8_desc_init) fp8_desc_init = nullptr;
+  decltype(&cake_swiglu_fp8_forward) fp8_forward = nullptr;
+  decltype(&cake_swiglu_fp8_backward) fp8_backward = nullptr;
+  decltype(&cake_swiglu_fp8_query) fp8_query = nullptr;
 
   std::string path;       // as opened
   std::string label;      // "A", "B" or "" (for reports)
@@ -52,6 +56,7 @@ struct CakeLib {
   bool has_normgate_backward() const {
     return normgate_desc_init && normgate_backward && normgate_workspace_size;
   }
+  bool has_swiglu_fp8() const { return fp8_desc_init && fp8_forward && fp8_backward; }
   bool has_swiglu() const {
     return swiglu_desc_init && swiglu_forward && swiglu_backward;
   }

@@ -170,10 +170,16 @@ bool parse_flags(int argc, char **argv, Options *o, RawFlags *raw) {
 bool resolve_scope(const RawFlags &raw, Options *o) {
   if (raw.family == "normgate") {
     o->run_swiglu = false;
+    o->run_swiglu_fp8 = false;
   } else if (raw.family == "swiglu") {
     o->run_normgate = false;
+    o->run_swiglu_fp8 = false;
+  } else if (raw.family == "swiglu_fp8") {
+    o->run_normgate = false;
+    o->run_swiglu = false;
+    o->run_swiglu_fp8 = true;
   } else if (raw.family != "all") {
-    std::fprintf(stderr, "cake-bench: --family normgate|swiglu|all\n");
+    std::fprintf(stderr, "cake-bench: --family normgate|swiglu|swiglu_fp8|all\n");
     return false;
   }
   if (raw.package == "det") {
@@ -265,7 +271,8 @@ void print_usage() {
       "cake-bench: Cake's ops through the C ABI, cold L2, against the limit line.\n"
       "\n"
       "  --quick                 smoke test: 2 shapes per family, 3 rounds x 10 launches\n"
-      "  --family F              normgate | swiglu | all (default all)\n"
+      "  --family F              normgate | swiglu | swiglu_fp8 | all (default all: normgate\n"
+      "                          and swiglu; swiglu_fp8 runs only when named)\n"
       "  --ops LIST              normgate ops: fwd,fwdg,bwdg,ckptg,stepg_f32,fwd+bwd (default all)\n"
       "  --forms LIST            swiglu forms: fwd_row,fwd_col,fwd_both,bwd_row,bwd_col,bwd_both\n"
       "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256; a variant\n"

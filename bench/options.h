@@ -44,6 +44,9 @@ extern const char *const kNgOps[6];
 struct Options {
   bool quick = false, list = false, routing = false, limit = true, force_events = false;
   bool run_normgate = true, run_swiglu = true;
+  // The SwiGLU + FP8 blockwise forms: only with --family swiglu_fp8 (the default "all" keeps
+  // the runs it had).
+  bool run_swiglu_fp8 = false;
   bool dw_skip = false;   // normgate backward: CAKE_NORMGATE_DW_SKIP (dx, dz only)
   bool sw_eager = false;  // swiglu: eager launches with kernel time instead of graph replays
   std::vector<std::string> ng_ops;

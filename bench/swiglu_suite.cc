@@ -1,6 +1,7 @@
 // The SwiGLU + MXFP8 suite: every form of every shape as CUDA-graph replays (as the peers are
 // timed) or eager kernel time, against its limit line and, at small shapes, the empty-kernel
-// floor (or A against B); and the routing check of every form.
+// floor (or A against B); and the routing check of every form. With sw_fp8_ the same for the
+// SwiGLU + FP8 blockwise family (rows of family "swiglu_fp8").
 #include <cstdio>
 
 #include "bench.h"
@@ -8,7 +9,7 @@
 namespace cake_bench {
 
 void Bench::swiglu_shape(const SwShape &s) {
-  SwigluWorkload wl(s.m, s.k);
+  SwigluWorkload wl(s.m, s.k, sw_fp8_);
   bool need_bwd = false;
   for (const SwigluForm &f : o_.sw_forms) need_bwd |= f.backward;
   std::string why;
@@ -25,7 +26,7 @@ void Bench::swiglu_shape(const SwShape &s) {
 void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &f, bool ready,
                         const std::string &why) {
   Row r;
-  r.family = "swiglu";
+  r.family = sw_fp8_ ? "swiglu_fp8" : "swiglu";
   r.op = f.name();
   r.shape = s.name();
   r.package = "-";
@@ -34,7 +35,7 @@ void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &
   const StreamPlan pl = wl.plan(f);
   r.read_bytes = pl.read_bytes;
   r.write_bytes = pl.write_bytes;
-  std::printf("  swiglu   %-9s %-12s ", r.op.c_str(), r.shape.c_str());
+  std::printf("  %-8s %-9s %-12s ", sw_fp8_ ? "fp8" : "swiglu", r.op.c_str(), r.shape.c_str());
   std::fflush(stdout);
   if (!ready) {
     record_skipped(r, why);
@@ -45,7 +46,7 @@ void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &
   const std::string &prog_a = o_.program_a();
   Launchable la, lb;
   std::string label_a, label_b;
-  bool ok = lib_a_.has_swiglu();
+  bool ok = sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
   if (!ok) err = "not in this build (" + lib_a_.missing() + ")";
   if (ok) {
     label_a = wl.query(lib_a_, f, prog_a.empty() ? nullptr : prog_a.c_str(), &err);
@@ -85,7 +86,7 @@ void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &
 void Bench::swiglu_limit_only(const SwShape &s, const SwigluForm &f, const StreamPlan &pl,
                               Row *r) {
   Launchable llim;
-  const StreamVariant v = best_variant("sw/" + s.name() + "/" + f.name(), pl);
+  const StreamVariant v = best_variant((sw_fp8_ ? "sw8/" : "sw/") + s.name() + "/" + f.name(), pl);
   llim.call = stream_call(pl, v);
   std::string e2;
   cudaGraphExec_t g = nullptr;
@@ -113,7 +114,8 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
   Launchable llim;
   const bool with_limit = o_.limit && !o_.ab_mode();
   if (with_limit) {
-    const StreamVariant v = best_variant("sw/" + s.name() + "/" + f.name(), pl);
+    const StreamVariant v =
+        best_variant((sw_fp8_ ? "sw8/" : "sw/") + s.name() + "/" + f.name(), pl);
     llim.call = stream_call(pl, v);
     r->limit_variant = v.name();
   }
@@ -168,14 +170,14 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
 }
 
 void Bench::routing_swiglu(const SwShape &s) {
-  SwigluWorkload wl(s.m, s.k);
+  SwigluWorkload wl(s.m, s.k, sw_fp8_);
   bool need_bwd = false;
   for (const SwigluForm &f : o_.sw_forms) need_bwd |= f.backward;
   std::string why;
   if (!shape_fits(wl.device_bytes(need_bwd), &why) ||
       !(why = wl.alloc(need_bwd, &lib_a_)).empty()) {
     RouteRow rr;
-    rr.family = "swiglu";
+    rr.family = sw_fp8_ ? "swiglu_fp8" : "swiglu";
     rr.shape = s.name();
     rr.status = "skipped";
     rr.note = why;
@@ -184,15 +186,16 @@ void Bench::routing_swiglu(const SwShape &s) {
   }
   for (const SwigluForm &f : o_.sw_forms) {
     RouteRow rr;
-    rr.family = "swiglu";
+    rr.family = sw_fp8_ ? "swiglu_fp8" : "swiglu";
     rr.form = f.name();
     rr.shape = s.name();
     std::printf("  routing swiglu   %-16s %-12s ", f.name().c_str(), s.name().c_str());
     std::string err;
-    if (lib_a_.has_swiglu()) rr.routed = wl.query(lib_a_, f, nullptr, &err);
+    const bool has = sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
+    if (has) rr.routed = wl.query(lib_a_, f, nullptr, &err);
     if (rr.routed.empty()) {
       rr.status = "not available";
-      rr.note = lib_a_.has_swiglu() ? err : "not in this build (" + lib_a_.missing() + ")";
+      rr.note = has ? err : "not in this build (" + lib_a_.missing() + ")";
       std::printf("not available: %s\n", rr.note.c_str());
       route_rows_.push_back(rr);
       continue;

@@ -228,13 +228,13 @@ bool parse_swiglu_form(const std::string &s, SwigluForm *out) {
 uint64_t SwigluWorkload::device_bytes(bool need_backward) const {
   const int64_t o = need_backward ? 2 * k_ : k_;
   return uint64_t(m_) * 2 * k_ * 2 + (need_backward ? uint64_t(m_) * k_ * 2 : 0) +
-         2 * q_bytes(m_, o) + s_bytes(m_, o / 32) + s_bytes(o, m_ / 32) + (64ull << 20);
+         2 * q_bytes(m_, o) + row_s_bytes(o) + col_s_bytes(o) + (64ull << 20);
 }
 
 std::string SwigluWorkload::alloc(bool need_backward, CakeLib *lib) {
   const int64_t o = need_backward ? 2 * k_ : k_;
-  uint64_t qb = q_bytes(m_, o), rsb = s_bytes(m_, o / 32), csb = s_bytes(o, m_ / 32);
-  if (lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init && lib->swiglu_sizes_init) {
+  uint64_t qb = q_bytes(m_, o), rsb = row_s_bytes(o), csb = col_s_bytes(o);
+  if (!fp8_ && lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init && lib->swiglu_sizes_init) {
     // Trust the library where it is larger (it may pad more than the spec says).
     cake_swiglu_mxfp8_desc dsc = desc(*lib, SwigluForm{need_backward, 3}, nullptr);
     cake_swiglu_mxfp8_sizes sz;
@@ -279,6 +279,18 @@ cake_swiglu_mxfp8_desc SwigluWorkload::desc(CakeLib &lib, const SwigluForm &f,
   return dsc;
 }
 
+cake_swiglu_fp8_desc SwigluWorkload::fp8_desc(CakeLib &lib, const SwigluForm &f,
+                                               const char *program) const {
+  cake_swiglu_fp8_desc dsc;
+  std::memset(&dsc, 0, sizeof dsc);
+  if (lib.fp8_desc_init) lib.fp8_desc_init(&dsc);
+  dsc.m = m_;
+  dsc.k = k_;
+  dsc.orientation = cake_mxfp8_orientation_t(f.orientation);
+  dsc.program = program;
+  return dsc;
+}
+
 Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program) const {
   const cake_swiglu_mxfp8_desc dsc = desc(lib, f, program);
   CakeLib *l = &lib;
@@ -286,6 +298,17 @@ Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program
   void *in = in_.ptr, *grad = grad_.ptr;
   void *rq = row ? row_q_.ptr : nullptr, *rs = row ? row_s_.ptr : nullptr;
   void *cq = col ? col_q_.ptr : nullptr, *cs = col ? col_s_.ptr : nullptr;
+  if (fp8_) {
+    const cake_swiglu_fp8_desc d8 = fp8_desc(lib, f, program);
+    const bool bwd = f.backward;
+    return [l, d8, bwd, in, grad, rq, rs, cq, cs](cudaStream_t s) -> std::string {
+      if (!l->has_swiglu_fp8()) return "cake_swiglu_fp8_* is not in this build";
+      const cake_status_t st =
+          bwd ? l->fp8_backward(l->handle, &d8, in, grad, rq, rs, cq, cs, s)
+              : l->fp8_forward(l->handle, &d8, in, rq, rs, cq, cs, s);
+      return st == CAKE_STATUS_SUCCESS ? "" : "cake_swiglu_fp8: " + l->error(st);
+    };
+  }
   if (!f.backward) {
     return [l, dsc, in, rq, rs, cq, cs](cudaStream_t s) -> std::string {
       if (!l->swiglu_forward) return "cake_swiglu_mxfp8_forward is not in this build";
@@ -303,6 +326,21 @@ Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program
 
 std::string SwigluWorkload::query(CakeLib &lib, const SwigluForm &f, const char *program,
                                   std::string *err) const {
+  if (fp8_) {
+    if (!lib.fp8_query || !lib.program_info_init) {
+      *err = "cake_swiglu_fp8_query is not in this build";
+      return "";
+    }
+    const cake_swiglu_fp8_desc d8 = fp8_desc(lib, f, program);
+    cake_program_info info;
+    lib.program_info_init(&info);
+    const cake_status_t st = lib.fp8_query(lib.handle, &d8, f.backward ? 1 : 0, &info);
+    if (st != CAKE_STATUS_SUCCESS) {
+      *err = lib.error(st);
+      return "";
+    }
+    return info.name;
+  }
   if (!lib.swiglu_query || !lib.program_info_init) {
     *err = "cake_swiglu_mxfp8_query is not in this build";
     return "";
@@ -338,11 +376,11 @@ StreamPlan SwigluWorkload::plan(const SwigluForm &f) const {
   if (f.backward) p.tensors.push_back({grad_.ptr, uint64_t(m_) * k_ * 2, false, "grad"});
   if (f.orientation & 1) {
     p.tensors.push_back({row_q_.ptr, q_bytes(m_, o), true, "row_q"});
-    p.tensors.push_back({row_s_.ptr, s_bytes(m_, o / 32), true, "row_s"});
+    p.tensors.push_back({row_s_.ptr, row_s_bytes(o), true, "row_s"});
   }
   if (f.orientation & 2) {
     p.tensors.push_back({col_q_.ptr, q_bytes(m_, o), true, "col_q"});
-    p.tensors.push_back({col_s_.ptr, s_bytes(o, m_ / 32), true, "col_s"});
+    p.tensors.push_back({col_s_.ptr, col_s_bytes(o), true, "col_s"});
   }
   for (const StreamTensor &s : p.tensors) (s.write ? p.write_bytes : p.read_bytes) += s.bytes;
   return p;

@@ -93,7 +93,8 @@ bool parse_swiglu_form(const std::string &s, SwigluForm *out);
 
 class SwigluWorkload {
  public:
-  SwigluWorkload(int64_t m, int64_t k) : m_(m), k_(k) {}
+  // fp8: the SwiGLU + FP8 blockwise family (E4M3 + FP32 scales per 1x128) instead of MXFP8.
+  SwigluWorkload(int64_t m, int64_t k, bool fp8 = false) : m_(m), k_(k), fp8_(fp8) {}
 
   // Buffer sizes from the spec (the library's size query, where present, is checked against
   // them).
@@ -116,8 +117,17 @@ class SwigluWorkload {
 
  private:
   cake_swiglu_mxfp8_desc desc(CakeLib &lib, const SwigluForm &f, const char *program) const;
+  cake_swiglu_fp8_desc fp8_desc(CakeLib &lib, const SwigluForm &f, const char *program) const;
+  // Scale bytes of the rowwise ([m, o/block]) and colwise ([o, m/block]) matrices.
+  uint64_t row_s_bytes(int64_t o) const {
+    return fp8_ ? uint64_t(m_) * uint64_t(o / 128) * 4 : s_bytes(m_, o / 32);
+  }
+  uint64_t col_s_bytes(int64_t o) const {
+    return fp8_ ? uint64_t(o) * uint64_t(m_ / 128) * 4 : s_bytes(o, m_ / 32);
+  }
 
   int64_t m_, k_;
+  bool fp8_ = false;
   DeviceMem in_, grad_, row_q_, row_s_, col_q_, col_s_;
 };
 

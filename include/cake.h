@@ -239,6 +239,7 @@ CAKE_API const char *cake_program_name(cake_handle_t handle, int index);
 typedef enum cake_family {
   CAKE_FAMILY_NORMGATE = 1,     /**< SiLU-gated RMSNorm. */
   CAKE_FAMILY_SWIGLU_MXFP8 = 2, /**< SwiGLU + MXFP8 quantization. */
+  CAKE_FAMILY_SWIGLU_FP8 = 3,   /**< SwiGLU + FP8 blockwise 1x128 quantization. Added in 0.4. */
 } cake_family_t;
 
 /** Operations within a family (the same numbers are reused across families). */
@@ -533,6 +534,121 @@ CAKE_API cake_status_t cake_swiglu_mxfp8_backward(cake_handle_t handle,
 CAKE_API cake_status_t cake_swiglu_mxfp8_query(cake_handle_t handle,
                                                const cake_swiglu_mxfp8_desc *desc, int backward,
                                                cake_program_info *info);
+
+/** @} */
+
+/* ---------------------------------------------------------------------------------------- */
+/** @name SwiGLU + FP8 blockwise 1x128: silu(gate) * up to E4M3 + one FP32 scale per 128.
+ * The format Hopper FP8 GEMMs consume (F.scaled_mm with BlockWise1x128 scales, DeepGEMM):
+ * docs/spec/fp8-blockwise.md. Added in 0.4. */
+/** @{ */
+
+/** How a block's FP32 scale is derived from its amax (the BF16 values' max |v|). */
+typedef enum cake_fp8_scale_rule {
+  CAKE_FP8_SCALE_EXACT = 0, /**< s = amax / 448 (FP32, round to nearest). Default. */
+  CAKE_FP8_SCALE_POW2 = 1,  /**< s = 2^ceil(log2(amax / 448)): UE8M0-compatible. */
+} cake_fp8_scale_rule_t;
+
+/** Shape of a SwiGLU + FP8 blockwise call. Initialise with cake_swiglu_fp8_desc_init(). */
+typedef struct cake_swiglu_fp8_desc {
+  size_t struct_size;  /**< sizeof(cake_swiglu_fp8_desc). */
+  int64_t m;           /**< Rows: a positive multiple of 128. */
+  int64_t k;           /**< Output columns of the forward (input is [m, 2k]): a positive
+                            multiple of 128. */
+  /** CAKE_MXFP8_ROWWISE (blocks along the columns of [m, O]), _COLWISE (the transpose [O, m],
+   * blocks along m) or _BOTH. Default CAKE_MXFP8_ROWWISE. */
+  cake_mxfp8_orientation_t orientation;
+  cake_fp8_scale_rule_t scale_rule; /**< Default CAKE_FP8_SCALE_EXACT. */
+  /** NULL: the router picks; else the name of a program of the handle's table to force. */
+  const char *program;
+} cake_swiglu_fp8_desc;
+
+/** Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of
+ * [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, m/128] at
+ * i * col_s_stride + o. */
+typedef struct cake_swiglu_fp8_sizes {
+  size_t struct_size;   /**< sizeof(cake_swiglu_fp8_sizes). */
+  int64_t out_cols;     /**< O: k forward, 2k backward. */
+  size_t q_bytes;       /**< Each of row_q and col_q: m * O bytes. */
+  size_t row_s_bytes;   /**< Rowwise scales: 4 * m * (O / 128) bytes. */
+  size_t col_s_bytes;   /**< Colwise scales: 4 * O * (m / 128) bytes. */
+  int64_t row_s_stride; /**< Elements between rowwise scale columns: m. */
+  int64_t col_s_stride; /**< Elements between colwise scale columns: O. */
+} cake_swiglu_fp8_sizes;
+
+/**
+ * Set @p desc to defaults (rowwise, exact scales, routed).
+ * @param[out] desc The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_desc_init(cake_swiglu_fp8_desc *desc);
+
+/**
+ * Set @p sizes's struct_size and zero the rest.
+ * @param[out] sizes The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_sizes_init(cake_swiglu_fp8_sizes *sizes);
+
+/**
+ * Output buffer sizes for @p desc (both orientations, whatever it enables). Needs no handle.
+ * @param[in]  desc      The shape (m, k).
+ * @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k).
+ * @param[out] sizes     Initialised with cake_swiglu_fp8_sizes_init().
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT (also when a size overflows 64
+ *         bits), CAKE_STATUS_UNSUPPORTED_SHAPE.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_buffer_sizes(const cake_swiglu_fp8_desc *desc,
+                                                    int backward, cake_swiglu_fp8_sizes *sizes);
+
+/**
+ * Forward: Y = bf16(silu(g) * u) with g = in[:, :k], u = in[:, k:] (the bits of
+ * cake_swiglu_mxfp8_forward's Y), quantized to FP8 blockwise 1x128.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   Shape, orientation, scale rule, program.
+ * @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned.
+ * @param[out] row_q  E4M3 [m, k] (rowwise, else ignored), 16-byte aligned.
+ * @param[out] row_s  FP32 scales [m, k/128], MN-major (rowwise), 16-byte aligned.
+ * @param[out] col_q  E4M3 [k, m] (colwise), 16-byte aligned.
+ * @param[out] col_s  FP32 scales [k, m/128], MN-major (colwise), 16-byte aligned.
+ * @param[in]  stream The stream to launch on.
+ * @return As cake_swiglu_mxfp8_forward(). Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_forward(cake_handle_t handle,
+                                               const cake_swiglu_fp8_desc *desc, const void *in,
+                                               void *row_q, void *row_s, void *col_q,
+                                               void *col_s, cake_stream_t stream);
+
+/**
+ * Backward: [dgate | dup] as cake_swiglu_mxfp8_backward() (O = 2k), quantized to FP8 blockwise
+ * 1x128 (the dgate and dup halves never share a block: k is a multiple of 128).
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   Shape, orientation, scale rule, program.
+ * @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned.
+ * @param[in]  grad   BF16 [m, k], contiguous, 16-byte aligned.
+ * @param[out] row_q  E4M3 [m, 2k] (rowwise), 16-byte aligned.
+ * @param[out] row_s  FP32 scales [m, 2k/128], MN-major (rowwise), 16-byte aligned.
+ * @param[out] col_q  E4M3 [2k, m] (colwise), 16-byte aligned.
+ * @param[out] col_s  FP32 scales [2k, m/128], MN-major (colwise), 16-byte aligned.
+ * @param[in]  stream The stream to launch on.
+ * @return As cake_swiglu_fp8_forward().
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_backward(cake_handle_t handle,
+                                                const cake_swiglu_fp8_desc *desc, const void *in,
+                                                const void *grad, void *row_q, void *row_s,
+                                                void *col_q, void *col_s, cake_stream_t stream);
+
+/**
+ * Which program a SwiGLU + FP8 blockwise call would run, and why.
+ * @param[in]  handle   A live handle.
+ * @param[in]  desc     The call's descriptor.
+ * @param[in]  backward 0 forward, 1 backward.
+ * @param[out] info     Initialised with cake_program_info_init(); receives the choice.
+ * @return As the call, without the pointer checks.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_query(cake_handle_t handle,
+                                             const cake_swiglu_fp8_desc *desc, int backward,
+                                             cake_program_info *info);
 
 /** @} */
 

@@ -112,3 +112,27 @@ class Context:
                 cake_h.swiglu_mxfp8_forward(desc, inp, *out, stream=torch.cuda.current_stream())
                 return out
         return fn
+
+    def cake_swiglu_fp8_fn(self, m, k, form, inp, grad):
+        """Cake's SwiGLU + FP8 blockwise form on these inputs, with its own outputs, or None."""
+        torch, cake, cake_h = self.torch, self.cake, self.cake_h
+        if cake is None or not hasattr(cake, "swiglu_fp8_desc"):
+            return None
+        direction, orientation = form.split("_")
+        orient = {"row": "rowwise", "col": "colwise", "both": "both"}[orientation]
+        backward = direction == "bwd"
+        desc = cake.swiglu_fp8_desc(m, k, orient)
+        sz = cake.swiglu_fp8_buffer_sizes(m, k, backward)
+        row_on, col_on = orientation in ("row", "both"), orientation in ("col", "both")
+        out = tuple(torch.empty(n, device="cuda", dtype=torch.uint8) if on else None
+                    for n, on in ((sz.q_bytes, row_on), (sz.row_s_bytes, row_on),
+                                  (sz.q_bytes, col_on), (sz.col_s_bytes, col_on)))
+        if backward:
+            def fn():
+                cake_h.swiglu_fp8_backward(desc, inp, grad, *out, stream=torch.cuda.current_stream())
+                return out
+        else:
+            def fn():
+                cake_h.swiglu_fp8_forward(desc, inp, *out, stream=torch.cuda.current_stream())
+                return out
+        return fn

@@ -11,6 +11,8 @@ Norm-gate, y = rmsnorm(x) * w * silu(z) over rows of width D (BF16, eps 1e-6):
     in the modes "default" and "max-autotune-no-cudagraphs" (one fresh compile per shape).
 SwiGLU + MXFP8 (six forms): torch.compile of the reference (silu(g) * u in FP32 -> BF16 ->
 per-32 amax -> E8M0 RCEIL scale -> E4M3), scales in the swizzled 128x4 layout.
+SwiGLU + FP8 blockwise 1x128 (--family swiglu_fp8, six forms): torch.compile of the same Y
+quantized per 128 values (FP32 scale amax / 448, MN-major): the peer a Hopper user would write.
 Cake in the same harness (when its Python binding loads: bindings/python, libcake.so from
 $CAKE_LIBRARY or the build): every peer's graph alternates round by round with Cake's graph of
 the same op on the same inputs (row["paired_cake"]: Cake's time and the speedup peer us / Cake
@@ -64,7 +66,7 @@ def parse_args():
                    help="ops: today's norm-gate and SwiGLU tables; variants: every norm-gate "
                         "variant (bench/peers/variants.py)")
     p.add_argument("--quick", action="store_true", help="2 shapes per family, 3 rounds x 10")
-    p.add_argument("--family", default="all", choices=["all", "normgate", "swiglu"])
+    p.add_argument("--family", default="all", choices=["all", "normgate", "swiglu", "swiglu_fp8"])
     p.add_argument("--ng-shapes", default=None, help="T x H list (D = --d), e.g. 3534x48,260x48")
     p.add_argument("--d", type=int, default=128)
     p.add_argument("--sw-shapes", default=None, help="M x K list, e.g. 4096x7168")

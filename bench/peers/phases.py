@@ -4,7 +4,7 @@ MXFP8 per torch.compile mode. Every phase takes the harness's Context."""
 
 import time
 
-from references import EPS, ng_reference64, rel_l2, sw_bytes, sw_reference
+from references import EPS, ng_reference64, rel_l2, sw8_bytes, sw8_reference, sw_bytes, sw_reference
 
 
 def normgate_phase(ctx, which):
@@ -115,30 +115,40 @@ def normgate_phase(ctx, which):
                         (lambda c=c, a=args_: c(*a)), nbytes, extra, ck.get(op))
         del x, z, dy, w, ck
 
-def swiglu_cake_phase(ctx):
-    """Cake alone, every SwiGLU + MXFP8 form over every --sw-shapes shape."""
+def swiglu_cake_phase(ctx, fam="swiglu"):
+    """Cake alone, every SwiGLU + MXFP8 (fam "swiglu") or FP8 blockwise ("swiglu_fp8") form
+    over every --sw-shapes shape."""
     torch, args, run = ctx.torch, ctx.args, ctx.run
-    randn, measure, cake_swiglu_fn = ctx.randn, ctx.measure, ctx.cake_swiglu_fn
+    randn, measure = ctx.randn, ctx.measure
+    fp8 = fam == "swiglu_fp8"
+    cake_swiglu_fn = ctx.cake_swiglu_fp8_fn if fp8 else ctx.cake_swiglu_fn
+    nbytes = sw8_bytes if fp8 else sw_bytes
     orient_of = {"row": "rowwise", "col": "colwise", "both": "both"}
     for sh in args.sw_shapes.split(","):
         m, k = (int(v) for v in sh.split("x"))
         if run.over_budget():
-            run.skipped.append("swiglu cake %s" % sh)
+            run.skipped.append("%s cake %s" % (fam, sh))
             continue
         inp = randn(m, 2 * k)
         grad = randn(m, k)
         for form in args.forms.split(","):
             fn = cake_swiglu_fn(m, k, form, inp, grad)
-            measure("swiglu", form, sh, "Cake", fn, sw_bytes(m, k, form), {"is_cake": True})
+            if fn is None:
+                continue
+            measure(fam, form, sh, "Cake", fn, nbytes(m, k, form), {"is_cake": True})
             del fn
         del inp, grad
         torch.cuda.empty_cache()
 
-def swiglu_phase(ctx, mode):
-    """torch.compile (MODE) of the SwiGLU + MXFP8 reference, every form over every shape."""
+def swiglu_phase(ctx, mode, fam="swiglu"):
+    """torch.compile (MODE) of the SwiGLU + MXFP8 (or, fam "swiglu_fp8", FP8 blockwise)
+    reference, every form over every shape."""
     torch, F, args, run, gen = ctx.torch, ctx.F, ctx.args, ctx.run, ctx.gen
-    randn, measure, compiled, cake_swiglu_fn = ctx.randn, ctx.measure, ctx.compiled, ctx.cake_swiglu_fn
-    make, _ = sw_reference(torch, F)
+    randn, measure, compiled = ctx.randn, ctx.measure, ctx.compiled
+    fp8 = fam == "swiglu_fp8"
+    cake_swiglu_fn = ctx.cake_swiglu_fp8_fn if fp8 else ctx.cake_swiglu_fn
+    sw_bytes_ = sw8_bytes if fp8 else sw_bytes
+    make = sw8_reference(torch, F) if fp8 else sw_reference(torch, F)[0]
     block_exp = 0
     if args.inputs.startswith("blockscaled"):
         block_exp = int(args.inputs.split(":")[1]) if ":" in args.inputs else 100
@@ -147,7 +157,7 @@ def swiglu_phase(ctx, mode):
         need = m * 2 * k * 2 + m * k * 2 + 6 * m * k
         free, _ = torch.cuda.mem_get_info()
         if need * 3 > free:
-            run.add(family="swiglu", op="*", shape=sh, peer="torch.compile " + mode,
+            run.add(family=fam, op="*", shape=sh, peer="torch.compile " + mode,
                     status="skipped", note="needs about %.1f GiB" % (3 * need / 2**30))
             continue
         inp = randn(m, 2 * k)
@@ -158,7 +168,7 @@ def swiglu_phase(ctx, mode):
             inp = (inp.float().view(m, -1, 32) * torch.exp2(e).unsqueeze(-1)).view(m, 2 * k).to(torch.bfloat16)
         for form in args.forms.split(","):
             if run.over_budget():
-                run.skipped.append("swiglu compile:%s %s %s" % (mode, form, sh))
+                run.skipped.append("%s compile:%s %s %s" % (fam, mode, form, sh))
                 continue
             c = compiled(make(form), mode)
             a = (inp,) if form.startswith("fwd") else (inp, grad)
@@ -167,12 +177,12 @@ def swiglu_phase(ctx, mode):
                 c(*a)
                 torch.cuda.synchronize()
             except Exception as e:  # noqa: BLE001
-                run.add(family="swiglu", op=form, shape=sh, peer="torch.compile " + mode,
+                run.add(family=fam, op=form, shape=sh, peer="torch.compile " + mode,
                         status="error", note="compile: %s" % str(e).splitlines()[0])
                 continue
             cf = cake_swiglu_fn(m, k, form, inp, grad)
-            measure("swiglu", form, sh, "torch.compile " + mode, (lambda c=c, a=a: c(*a)),
-                    sw_bytes(m, k, form), {"compile_s": time.time() - t0},
+            measure(fam, form, sh, "torch.compile " + mode, (lambda c=c, a=a: c(*a)),
+                    sw_bytes_(m, k, form), {"compile_s": time.time() - t0},
                     {"Cake": cf} if cf else None)
             del cf
         del inp, grad
@@ -186,12 +196,16 @@ def phase_list(args, peers, modes, cake):
             phases.append(("normgate", "cake"))
         if args.family in ("all", "swiglu"):
             phases.append(("swiglu", "cake"))
+        if args.family == "swiglu_fp8":
+            phases.append(("swiglu_fp8", "cake"))
     if args.family in ("all", "normgate"):
         phases += [("normgate", "fla"), ("normgate", "mamba")]
         if "compile" in peers and "default" in modes:
             phases.append(("normgate", "compile:default"))
     if args.family in ("all", "swiglu") and "default" in modes:
         phases.append(("swiglu", "default"))
+    if args.family == "swiglu_fp8" and "default" in modes:
+        phases.append(("swiglu_fp8", "default"))
     for m in modes:
         if m == "default":
             continue
@@ -199,6 +213,8 @@ def phase_list(args, peers, modes, cake):
             phases.append(("normgate", "compile:" + m))
         if args.family in ("all", "swiglu"):
             phases.append(("swiglu", m))
+        if args.family == "swiglu_fp8":
+            phases.append(("swiglu_fp8", m))
     return phases
 
 
@@ -212,6 +228,6 @@ def run_phases(ctx, peers, modes):
         if fam == "normgate":
             normgate_phase(ctx, which)
         elif which == "cake":
-            swiglu_cake_phase(ctx)
+            swiglu_cake_phase(ctx, fam)
         else:
-            swiglu_phase(ctx, which)
+            swiglu_phase(ctx, which, fam)

@@ -111,3 +111,60 @@ def sw_bytes(m, k, form):
     if orientation in ("col", "both"):
         wr += m * o + sb(o, m // 32)
     return rd, wr
+
+
+def sw8_reference(torch, F):
+    """SwiGLU + FP8 blockwise 1x128 (docs/spec/fp8-blockwise.md) in plain PyTorch: the MXFP8
+    reference's Y, then per 128 values amax -> s = max(amax, 448 * 2^-126) / 448 (FP32), the
+    values times 448 / a to E4M3 (NaN/Inf blocks: NaN scale, 0x7F), scales MN-major."""
+    floor = 448.0 * 2.0 ** -126
+
+    def quant_lastdim(y):
+        r, c = y.shape
+        blk = y.reshape(r, c // 128, 128)
+        amax = blk.abs().amax(dim=-1).float()
+        bad = ~torch.isfinite(amax)
+        a = amax.clamp(min=floor)
+        c448 = torch.full_like(a, 448.0)
+        s = torch.where(bad, torch.full_like(a, float("nan")), a / c448)
+        q = (blk.float() * (c448 / a).unsqueeze(-1)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+        q = torch.where(bad.unsqueeze(-1), torch.full_like(q.view(torch.uint8), 0x7F),
+                        q.view(torch.uint8)).view(torch.float8_e4m3fn).reshape(r, c)
+        return q, s.t().contiguous()  # scales stored MN-major: [C/128, R]
+
+    def quantize(y, orientation):
+        out = []
+        if orientation in ("row", "both"):
+            out += list(quant_lastdim(y))
+        if orientation in ("col", "both"):
+            out += list(quant_lastdim(y.t()))
+        return tuple(out)
+
+    def make(form):
+        direction, orientation = form.split("_")
+        if direction == "fwd":
+            def fwd(inp):
+                k = inp.shape[1] // 2
+                g, u = inp[:, :k].float(), inp[:, k:].float()
+                return quantize((F.silu(g) * u).to(torch.bfloat16), orientation)
+            return fwd
+
+        def bwd(inp, grad):
+            k = inp.shape[1] // 2
+            g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
+            s = torch.sigmoid(g)
+            a = g * s
+            dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
+            dup = (a * gr).to(torch.bfloat16)
+            return quantize(torch.cat([dgate, dup], dim=1), orientation)
+        return bwd
+
+    return make
+
+
+def sw8_bytes(m, k, form):
+    direction, orientation = form.split("_")
+    o = 2 * k if direction == "bwd" else k
+    rd = m * 2 * k * 2 + (m * k * 2 if direction == "bwd" else 0)
+    one = m * o + 4 * m * o // 128  # E4M3 data and FP32 scales of one orientation
+    return rd, one * (2 if orientation == "both" else 1)

@@ -26,6 +26,11 @@ inline constexpr OpSchema kSchemas[] = {
      "-> (Tensor, Tensor, Tensor, Tensor)"},
     {"swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, str? program=None) "
      "-> (Tensor, Tensor, Tensor, Tensor)"},
+    // SwiGLU + FP8 blockwise 1x128; scale_rule: cake_fp8_scale_rule_t.
+    {"swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0, str? program=None) "
+     "-> (Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
+     "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)"},
 };
 
 }  // namespace cake_torch

@@ -11,7 +11,11 @@
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
  *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
- *   CAKE_NORMGATE_CANDIDATE(...), CAKE_SWIGLU_CANDIDATE(...): a program line that no route
+ *   CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint,
+ *                           sigmoid_form, band_form[, load_batch[, pipeline]])
+ *                           (SwiGLU + FP8 blockwise)
+ *   CAKE_NORMGATE_CANDIDATE(...), CAKE_SWIGLU_CANDIDATE(...), CAKE_SWIGLU_FP8_CANDIDATE(...):
+ *                         a program line that no route
  *                         selects (same arguments). Compiled, and listed in the table, only in a
  *                         build with CAKE_CANDIDATES=1 (CMake -DCAKE_CANDIDATES=ON, for A/B work);
  *                         both expansions take it from the macros below, so the image and the
@@ -41,9 +45,11 @@
 #if CAKE_CANDIDATES
 #define CAKE_NORMGATE_CANDIDATE(...) CAKE_NORMGATE_PROGRAM(__VA_ARGS__)
 #define CAKE_SWIGLU_CANDIDATE(...) CAKE_SWIGLU_PROGRAM(__VA_ARGS__)
+#define CAKE_SWIGLU_FP8_CANDIDATE(...) CAKE_SWIGLU_FP8_PROGRAM(__VA_ARGS__)
 #else
 #define CAKE_NORMGATE_CANDIDATE(...)
 #define CAKE_SWIGLU_CANDIDATE(...)
+#define CAKE_SWIGLU_FP8_CANDIDATE(...)
 #endif
 
 /* Families and ops are the public enums of cake.h (cake_family_t, cake_op_t); these short

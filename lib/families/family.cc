@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "families/normgate_launch.h"
+#include "families/swiglu_fp8_launch.h"
 #include "families/swiglu_mxfp8_launch.h"
 
 namespace cake {
@@ -27,12 +28,20 @@ void swiglu_mxfp8_unrouted(const ProgramRequest &req, char *buf, size_t size) {
                 static_cast<long long>(req.metric));
 }
 
+void swiglu_fp8_unrouted(const ProgramRequest &req, char *buf, size_t size) {
+  std::snprintf(buf, size, "swiglu_fp8 form %d, M*K = %lld", req.op,
+                static_cast<long long>(req.metric));
+}
+
 constexpr FamilyOps kFamilies[] = {
     {CAKE_FAMILY_NORMGATE, normgate_smem_bytes,
      {normgate_program_serves, normgate_forced, normgate_unrouted}},
     // Every program of a SwiGLU + MXFP8 form serves every shape of it.
     {CAKE_FAMILY_SWIGLU_MXFP8, swiglu_mxfp8_dynamic_smem_bytes,
      {nullptr, swiglu_mxfp8_forced, swiglu_mxfp8_unrouted}},
+    // Likewise every program of a SwiGLU + FP8 blockwise form (M, K multiples of 128).
+    {CAKE_FAMILY_SWIGLU_FP8, swiglu_fp8_dynamic_smem_bytes,
+     {nullptr, swiglu_mxfp8_forced, swiglu_fp8_unrouted}},
 };
 
 }  // namespace

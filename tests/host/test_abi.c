@@ -100,6 +100,21 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_swiglu_mxfp8_sizes, q_bytes, 16),
     FIELD(cake_swiglu_mxfp8_sizes, row_s_bytes, 24),
     FIELD(cake_swiglu_mxfp8_sizes, col_s_bytes, 32),
+    SIZE(cake_swiglu_fp8_desc, 40),
+    FIELD(cake_swiglu_fp8_desc, struct_size, 0),
+    FIELD(cake_swiglu_fp8_desc, m, 8),
+    FIELD(cake_swiglu_fp8_desc, k, 16),
+    FIELD(cake_swiglu_fp8_desc, orientation, 24),
+    FIELD(cake_swiglu_fp8_desc, scale_rule, 28),
+    FIELD(cake_swiglu_fp8_desc, program, 32),
+    SIZE(cake_swiglu_fp8_sizes, 56),
+    FIELD(cake_swiglu_fp8_sizes, struct_size, 0),
+    FIELD(cake_swiglu_fp8_sizes, out_cols, 8),
+    FIELD(cake_swiglu_fp8_sizes, q_bytes, 16),
+    FIELD(cake_swiglu_fp8_sizes, row_s_bytes, 24),
+    FIELD(cake_swiglu_fp8_sizes, col_s_bytes, 32),
+    FIELD(cake_swiglu_fp8_sizes, row_s_stride, 40),
+    FIELD(cake_swiglu_fp8_sizes, col_s_stride, 48),
   };
 #undef SIZE
 #undef FIELD
@@ -143,6 +158,10 @@ static void test_enum_values_are_stable(void **state) {
   assert_int_equal(CAKE_ARCH_SM107, 107);
   assert_int_equal(CAKE_DTYPE_BF16, 1);
   assert_int_equal(CAKE_NORMGATE_DETERMINISTIC, 0);
+  assert_int_equal(CAKE_FAMILY_SWIGLU_MXFP8, 2);
+  assert_int_equal(CAKE_FAMILY_SWIGLU_FP8, 3);
+  assert_int_equal(CAKE_FP8_SCALE_EXACT, 0);
+  assert_int_equal(CAKE_FP8_SCALE_POW2, 1);
 }
 
 static void test_init_functions(void **state) {
@@ -168,6 +187,17 @@ static void test_init_functions(void **state) {
   cake_program_info p;
   assert_int_equal(cake_program_info_init(&p), CAKE_STATUS_SUCCESS);
   assert_int_equal(p.struct_size, sizeof p);
+  cake_swiglu_fp8_desc f;
+  memset(&f, 0xab, sizeof f);
+  assert_int_equal(cake_swiglu_fp8_desc_init(&f), CAKE_STATUS_SUCCESS);
+  assert_int_equal(f.struct_size, sizeof f);
+  assert_int_equal(f.orientation, CAKE_MXFP8_ROWWISE);
+  assert_int_equal(f.scale_rule, CAKE_FP8_SCALE_EXACT);
+  assert_int_equal(f.m, 0);
+  assert_null(f.program);
+  cake_swiglu_fp8_sizes fs;
+  assert_int_equal(cake_swiglu_fp8_sizes_init(&fs), CAKE_STATUS_SUCCESS);
+  assert_int_equal(fs.struct_size, sizeof fs);
   /* A success clears the message. */
   assert_string_equal(cake_last_error_message(), "");
 }

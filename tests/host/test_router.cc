@@ -10,6 +10,7 @@
 #include "fake_handle.h"
 #include "families/family.h"
 #include "families/normgate_launch.h"
+#include "families/swiglu_fp8_launch.h"
 #include "families/swiglu_mxfp8_launch.h"
 #include "modules/images.h"
 #include "router/router.h"
@@ -347,7 +348,7 @@ static void test_resolve_program(void **) {
 // every table, and an unknown family none.
 static void test_family_table(void **) {
   assert_null(family_ops(0));
-  assert_null(family_ops(3));
+  assert_null(family_ops(4));
   int count = 0;
   const ArchTable *tables = arch_tables(&count);
   for (int t = 0; t < count; ++t) {
@@ -356,8 +357,11 @@ static void test_family_table(void **) {
       const FamilyOps *ops = family_ops(p.family);
       assert_non_null(ops);
       assert_int_equal(ops->family, p.family);
-      const uint32_t want = p.family == CAKE_FAMILY_NORMGATE ? normgate_smem_bytes(p)
-                                                             : swiglu_mxfp8_dynamic_smem_bytes(p);
+      const uint32_t want = p.family == CAKE_FAMILY_NORMGATE     ? normgate_smem_bytes(p)
+                            : p.family == CAKE_FAMILY_SWIGLU_FP8 ? swiglu_fp8_dynamic_smem_bytes(p)
+                                                                 : swiglu_mxfp8_dynamic_smem_bytes(p);
+      // Every SwiGLU + FP8 line of every manifest compiles and fits its CTAs a SM.
+      if (p.family == CAKE_FAMILY_SWIGLU_FP8) assert_true(swiglu_fp8_program_ok(p));
       assert_int_equal(ops->dynamic_smem_bytes(p), want);
     }
   }

@@ -55,6 +55,7 @@ static const char *family_name(cake_family_t family) {
   switch (family) {
     case CAKE_FAMILY_NORMGATE: return "normgate";
     case CAKE_FAMILY_SWIGLU_MXFP8: return "swiglu_mxfp8";
+    case CAKE_FAMILY_SWIGLU_FP8: return "swiglu_fp8";
   }
   return NULL;
 }
@@ -65,7 +66,9 @@ static const char *op_name(cake_family_t family, cake_op_t op) {
                                        "backward_rowwise", "backward_colwise", "backward_both"};
   const int i = (int)op;
   if (family == CAKE_FAMILY_NORMGATE && i >= 0 && i < 3) return normgate[i];
-  if (family == CAKE_FAMILY_SWIGLU_MXFP8 && i >= 0 && i < 6) return swiglu[i];
+  if ((family == CAKE_FAMILY_SWIGLU_MXFP8 || family == CAKE_FAMILY_SWIGLU_FP8) && i >= 0 && i < 6) {
+    return swiglu[i];
+  }
   return NULL;
 }
 
@@ -75,9 +78,13 @@ static int knob_names(cake_family_t family, const char *const **names) {
   static const char *const normgate[] = {"d", "rows_per_group", "prefetch", "persistent"};
   static const char *const swiglu[] = {"tile_rows", "tile_cols",    "rows_per_thread",
                                        "load_hint", "sigmoid_form", "band_form"};
+  static const char *const swiglu_fp8[] = {"tile_rows", "rows_per_thread", "load_hint",
+                                           "sigmoid_form", "band_form", "load_batch",
+                                           "pipeline"};
   switch (family) {
     case CAKE_FAMILY_NORMGATE: *names = normgate; return 4;
     case CAKE_FAMILY_SWIGLU_MXFP8: *names = swiglu; return 6;
+    case CAKE_FAMILY_SWIGLU_FP8: *names = swiglu_fp8; return 7;
   }
   *names = NULL;
   return 8;

@@ -24,7 +24,7 @@ import sys
 from ctypes import byref, c_size_t
 
 from . import _lib
-from ._lib import NormgateDesc, SwigluMxfp8Desc, library_candidates
+from ._lib import NormgateDesc, SwigluFp8Desc, SwigluMxfp8Desc, library_candidates
 from .errors import (
     ArchUnsupportedError,
     CakeError,
@@ -56,6 +56,8 @@ __all__ = [
     "version", "version_tuple", "status_string", "last_error_message", "library_path",
     "library_candidates", "has", "normgate_desc", "swiglu_mxfp8_desc",
     "swiglu_mxfp8_buffer_sizes", "swiglu_mxfp8_expected_sizes", "table_programs", "table_routes",
+    "Fp8ScaleRule", "SwigluFp8Sizes", "swiglu_fp8_desc", "swiglu_fp8_buffer_sizes",
+    "swiglu_fp8_expected_sizes",
 ]
 
 
@@ -74,6 +76,7 @@ class Family(enum.IntEnum):
 
     NORMGATE = 1
     SWIGLU_MXFP8 = 2
+    SWIGLU_FP8 = 3
 
 
 class Op(enum.IntEnum):
@@ -249,6 +252,37 @@ class SwigluMxfp8Sizes:
     q_bytes: int
     row_s_bytes: int
     col_s_bytes: int
+
+
+class Fp8ScaleRule(enum.IntEnum):
+    """cake_fp8_scale_rule_t: how an FP8 blockwise block's FP32 scale follows from its amax."""
+
+    EXACT = 0  # s = amax / 448
+    POW2 = 1   # s = 2^ceil(log2(amax / 448)), UE8M0-compatible
+
+    @classmethod
+    def parse(cls, value) -> "Fp8ScaleRule":
+        if isinstance(value, str):
+            try:
+                return cls[value.upper()]
+            except KeyError:
+                raise ValueError(f"scale rule {value!r}: 'exact' or 'pow2'") from None
+        if isinstance(value, bool):
+            return cls.POW2 if value else cls.EXACT
+        return cls(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SwigluFp8Sizes:
+    """cake_swiglu_fp8_sizes: output buffer sizes of one SwiGLU + FP8 blockwise form, and the
+    MN-major scale strides (elements between scale columns)."""
+
+    out_cols: int
+    q_bytes: int
+    row_s_bytes: int
+    col_s_bytes: int
+    row_s_stride: int
+    col_s_stride: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -496,6 +530,36 @@ def swiglu_mxfp8_expected_sizes(m: int, k: int, backward: bool = False) -> Swigl
     return SwigluMxfp8Sizes(o, m * o, padded(m, o // 32), padded(o, m // 32))
 
 
+def swiglu_fp8_desc(m: int, k: int, orientation=Orientation.ROWWISE, scale_rule=Fp8ScaleRule.EXACT,
+                    program: str | None = None) -> SwigluFp8Desc:
+    """A cake_swiglu_fp8_desc initialised by cake_swiglu_fp8_desc_init(), then these set."""
+    desc = SwigluFp8Desc()
+    _L().call("cake_swiglu_fp8_desc_init", byref(desc))
+    desc.m, desc.k = int(m), int(k)
+    desc.orientation = int(Orientation.parse(orientation))
+    desc.scale_rule = int(Fp8ScaleRule.parse(scale_rule))
+    desc.program = _program(program)
+    return desc
+
+
+def swiglu_fp8_buffer_sizes(m: int, k: int, backward: bool = False) -> SwigluFp8Sizes:
+    """cake_swiglu_fp8_buffer_sizes(): output sizes and scale strides of the forward (O = k) or
+    backward (O = 2k). Needs no handle and no device."""
+    desc = swiglu_fp8_desc(m, k)
+    sizes = _lib.SwigluFp8SizesStruct()
+    _L().call("cake_swiglu_fp8_sizes_init", byref(sizes))
+    _L().call("cake_swiglu_fp8_buffer_sizes", byref(desc), 1 if backward else 0, byref(sizes))
+    return SwigluFp8Sizes(sizes.out_cols, sizes.q_bytes, sizes.row_s_bytes, sizes.col_s_bytes,
+                          sizes.row_s_stride, sizes.col_s_stride)
+
+
+def swiglu_fp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluFp8Sizes:
+    """The sizes the spec defines (docs/spec/fp8-blockwise.md, Layouts), computed without the
+    library (shape inference for fake tensors)."""
+    o = 2 * k if backward else k
+    return SwigluFp8Sizes(o, m * o, 4 * m * (o // 128), 4 * o * (m // 128), m, o)
+
+
 # ---- handles -------------------------------------------------------------------------------
 def _ptr(value) -> int | None:
     """A device pointer argument: int address, None (NULL), or an object with data_ptr()."""
@@ -635,4 +699,21 @@ class Handle:
 
     def swiglu_mxfp8_query(self, desc: SwigluMxfp8Desc, backward: bool = False) -> ProgramInfo:
         return self._info("cake_swiglu_mxfp8_query", byref(desc), 1 if backward else 0)
+
+    # -- swiglu + fp8 blockwise (0.4) ----------------------------------------------------
+    def swiglu_fp8_forward(self, desc: SwigluFp8Desc, inp, row_q=None, row_s=None, col_q=None,
+                           col_s=None, stream=None) -> None:
+        """cake_swiglu_fp8_forward(). Asynchronous."""
+        self._lib.call("cake_swiglu_fp8_forward", self._live(), byref(desc), _ptr(inp),
+                       _ptr(row_q), _ptr(row_s), _ptr(col_q), _ptr(col_s), _stream(stream))
+
+    def swiglu_fp8_backward(self, desc: SwigluFp8Desc, inp, grad, row_q=None, row_s=None,
+                            col_q=None, col_s=None, stream=None) -> None:
+        """cake_swiglu_fp8_backward(). Asynchronous."""
+        self._lib.call("cake_swiglu_fp8_backward", self._live(), byref(desc), _ptr(inp),
+                       _ptr(grad), _ptr(row_q), _ptr(row_s), _ptr(col_q), _ptr(col_s),
+                       _stream(stream))
+
+    def swiglu_fp8_query(self, desc: SwigluFp8Desc, backward: bool = False) -> ProgramInfo:
+        return self._info("cake_swiglu_fp8_query", byref(desc), 1 if backward else 0)
 

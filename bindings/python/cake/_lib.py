@@ -162,6 +162,33 @@ class SwigluMxfp8SizesStruct(ctypes.Structure):
     ]
 
 
+class SwigluFp8Desc(ctypes.Structure):
+    """cake_swiglu_fp8_desc (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("m", c_int64),
+        ("k", c_int64),
+        ("orientation", c_orientation),
+        ("scale_rule", c_int),  # cake_fp8_scale_rule_t
+        ("program", c_char_p),
+    ]
+
+
+class SwigluFp8SizesStruct(ctypes.Structure):
+    """cake_swiglu_fp8_sizes (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("out_cols", c_int64),
+        ("q_bytes", c_size_t),
+        ("row_s_bytes", c_size_t),
+        ("col_s_bytes", c_size_t),
+        ("row_s_stride", c_int64),
+        ("col_s_stride", c_int64),
+    ]
+
+
 #: Every public struct, by its C name (the host tests compare layouts with a C compiler).
 STRUCTS = {
     "cake_handle_options": HandleOptions,
@@ -172,6 +199,8 @@ STRUCTS = {
     "cake_normgate_desc": NormgateDesc,
     "cake_swiglu_mxfp8_desc": SwigluMxfp8Desc,
     "cake_swiglu_mxfp8_sizes": SwigluMxfp8SizesStruct,
+    "cake_swiglu_fp8_desc": SwigluFp8Desc,
+    "cake_swiglu_fp8_sizes": SwigluFp8SizesStruct,
 }
 
 # ---- functions: name -> (restype, argtypes), in cake.h's order ---------------------------
@@ -234,6 +263,27 @@ FUNCTIONS = {
     "cake_swiglu_mxfp8_query": (
         c_status,
         [c_handle, POINTER(SwigluMxfp8Desc), c_int, POINTER(ProgramInfoStruct)],
+    ),
+    # 0.4: SwiGLU + FP8 blockwise 1x128.
+    "cake_swiglu_fp8_desc_init": (c_status, [POINTER(SwigluFp8Desc)]),
+    "cake_swiglu_fp8_sizes_init": (c_status, [POINTER(SwigluFp8SizesStruct)]),
+    "cake_swiglu_fp8_buffer_sizes": (
+        c_status,
+        [POINTER(SwigluFp8Desc), c_int, POINTER(SwigluFp8SizesStruct)],
+    ),
+    # handle, desc, in, row_q, row_s, col_q, col_s, stream
+    "cake_swiglu_fp8_forward": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8Desc)] + [c_devptr] * 5 + [c_stream],
+    ),
+    # handle, desc, in, grad, row_q, row_s, col_q, col_s, stream
+    "cake_swiglu_fp8_backward": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8Desc)] + [c_devptr] * 6 + [c_stream],
+    ),
+    "cake_swiglu_fp8_query": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8Desc), c_int, POINTER(ProgramInfoStruct)],
     ),
 }
 

@@ -317,7 +317,8 @@ def test_program_tables_without_a_device():
         names = {p.name for p in programs}
         assert len(names) == len(programs)
         assert all(r.program in names for r in routes), arch
-        assert all(p.family in (cake.Family.NORMGATE, cake.Family.SWIGLU_MXFP8) for p in programs)
+        assert all(p.family in (cake.Family.NORMGATE, cake.Family.SWIGLU_MXFP8,
+                                cake.Family.SWIGLU_FP8) for p in programs)
         assert all(len(p.knobs) == 8 and len(p.knobs_ext) == 8 for p in programs)
     lanes = {p.name: p.knobs_ext[0] for p in cake.table_programs(cake.Arch.SM90)}
     assert lanes["sm90.sw_fwd_both_st2_128x128w_p2"] == 8  # col_lanes, the ninth knob

@@ -22,6 +22,12 @@ const OPTIONAL: &[&str] = &[
     "cake_swiglu_mxfp8_forward",
     "cake_swiglu_mxfp8_backward",
     "cake_swiglu_mxfp8_query",
+    "cake_swiglu_fp8_desc_init",
+    "cake_swiglu_fp8_sizes_init",
+    "cake_swiglu_fp8_buffer_sizes",
+    "cake_swiglu_fp8_forward",
+    "cake_swiglu_fp8_backward",
+    "cake_swiglu_fp8_query",
 ];
 
 fn main() {

@@ -164,3 +164,22 @@ def swiglu_outputs(inp, orientation, backward, sizes):
             inp.new_empty(sizes.row_s_bytes if row else 0, dtype=torch.uint8),
             inp.new_empty((o, m) if col else (0,), dtype=e4m3),
             inp.new_empty(sizes.col_s_bytes if col else 0, dtype=torch.uint8))
+
+
+def swiglu_fp8_outputs(inp, orientation, backward):
+    """The four output tensors of one SwiGLU + FP8 blockwise form in storage order (row_s
+    [O/128, M], col_s [M/128, O], FP32; empty where not asked for)."""
+    m, k2 = inp.shape
+    o = k2 if backward else k2 // 2
+    row = orientation & _cake.Orientation.ROWWISE
+    col = orientation & _cake.Orientation.COLWISE
+    e4m3 = torch.float8_e4m3fn
+    return (inp.new_empty((m, o) if row else (0,), dtype=e4m3),
+            inp.new_empty((o // 128, m) if row else (0,), dtype=torch.float32),
+            inp.new_empty((o, m) if col else (0,), dtype=e4m3),
+            inp.new_empty((m // 128, o) if col else (0,), dtype=torch.float32))
+
+
+def scale_rule(op, rule):
+    if rule not in (0, 1):
+        raise ValueError(f"cake {op}: scale_rule {rule}: 0 (amax / 448) or 1 (powers of two)")

@@ -68,3 +68,19 @@ def _swiglu_fwd(inp, orientation, program=None):
 @torch.library.register_fake("cake::swiglu_mxfp8_bwd")
 def _swiglu_bwd(inp, grad, orientation, program=None):
     return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation)
+
+
+def _swiglu_fp8(op, inp, grad, orientation, scale_rule):
+    _checks.swiglu(op, inp, grad)
+    _checks.scale_rule(op, scale_rule)
+    return _checks.swiglu_fp8_outputs(inp, _cake.Orientation.parse(orientation), grad is not None)
+
+
+@torch.library.register_fake("cake::swiglu_fp8_fwd")
+def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None):
+    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule)
+
+
+@torch.library.register_fake("cake::swiglu_fp8_bwd")
+def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
+    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule)

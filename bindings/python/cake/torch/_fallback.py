@@ -228,6 +228,35 @@ def _swiglu_bwd(inp, grad, orientation, program=None):
     return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation, program)
 
 
+def _swiglu_fp8(op, inp, grad, orientation, scale_rule, program):
+    _checks.swiglu(op, inp, grad)
+    _checks.scale_rule(op, scale_rule)
+    if inp.device.type != "cuda":
+        raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")
+    inp = _dense(inp)
+    m, k2 = inp.shape
+    orient = _cake.Orientation.parse(orientation)
+    backward = grad is not None
+    out = _checks.swiglu_fp8_outputs(inp, orient, backward)
+    ptrs = [t.data_ptr() if t.numel() else None for t in out]
+    desc = _cake.swiglu_fp8_desc(m, k2 // 2, orient, scale_rule, program)
+    h = handle(inp.device)
+    if backward:
+        h.swiglu_fp8_backward(desc, inp.data_ptr(), _dense(grad).data_ptr(), *ptrs,
+                              stream=_stream(inp.device))
+    else:
+        h.swiglu_fp8_forward(desc, inp.data_ptr(), *ptrs, stream=_stream(inp.device))
+    return out
+
+
+def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None):
+    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule, program)
+
+
+def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
+    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule, program)
+
+
 # ---- autograd of normgate_fwd (the C++ library registers the same in C++) -------------------
 def _setup_context(ctx, inputs, output):
     x, z, w, eps, gate, before, group, det, dw_mode, main_grad, program = inputs
@@ -261,6 +290,8 @@ _IMPLS = (
     ("normgate_bwd_accumulate", S.NORMGATE_BWD_ACCUMULATE, ("dw",), _normgate_bwd_accumulate),
     ("swiglu_mxfp8_fwd", S.SWIGLU_MXFP8_FWD, (), _swiglu_fwd),
     ("swiglu_mxfp8_bwd", S.SWIGLU_MXFP8_BWD, (), _swiglu_bwd),
+    ("swiglu_fp8_fwd", S.SWIGLU_FP8_FWD, (), _swiglu_fp8_fwd),
+    ("swiglu_fp8_bwd", S.SWIGLU_FP8_BWD, (), _swiglu_fp8_bwd),
 )
 
 

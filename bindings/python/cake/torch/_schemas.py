@@ -16,7 +16,13 @@ SWIGLU_MXFP8_FWD = ("swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=
 SWIGLU_MXFP8_BWD = ("swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, "
                     "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
 
-ALL = (NORMGATE_FWD, NORMGATE_BWD, NORMGATE_BWD_ACCUMULATE, SWIGLU_MXFP8_FWD, SWIGLU_MXFP8_BWD)
+SWIGLU_FP8_FWD = ("swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0, "
+                  "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+SWIGLU_FP8_BWD = ("swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
+                  "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+
+ALL = (NORMGATE_FWD, NORMGATE_BWD, NORMGATE_BWD_ACCUMULATE, SWIGLU_MXFP8_FWD, SWIGLU_MXFP8_BWD,
+       SWIGLU_FP8_FWD, SWIGLU_FP8_BWD)
 
 #: cake_normgate_gate_t
 GATE_SILU, GATE_SIGMOID, GATE_NONE = 0, 1, 2

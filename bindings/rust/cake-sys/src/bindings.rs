@@ -695,6 +695,8 @@ extern "C" {
 pub const CAKE_FAMILY_NORMGATE: cake_family = 1;
 #[doc = "< SwiGLU + MXFP8 quantization."]
 pub const CAKE_FAMILY_SWIGLU_MXFP8: cake_family = 2;
+#[doc = "< SwiGLU + FP8 blockwise 1x128 quantization. Added in 0.4."]
+pub const CAKE_FAMILY_SWIGLU_FP8: cake_family = 3;
 #[doc = " Kernel families."]
 pub type cake_family = ::std::os::raw::c_uint;
 #[doc = " Kernel families."]
@@ -1586,6 +1588,388 @@ extern "C" {
     pub fn cake_swiglu_mxfp8_query(
         handle: cake_handle_t,
         desc: *const cake_swiglu_mxfp8_desc,
+        backward: ::std::os::raw::c_int,
+        info: *mut cake_program_info,
+    ) -> cake_status_t;
+}
+#[doc = "< s = amax / 448 (FP32, round to nearest). Default."]
+pub const CAKE_FP8_SCALE_EXACT: cake_fp8_scale_rule = 0;
+#[doc = "< s = 2^ceil(log2(amax / 448)): UE8M0-compatible."]
+pub const CAKE_FP8_SCALE_POW2: cake_fp8_scale_rule = 1;
+#[doc = " How a block's FP32 scale is derived from its amax (the BF16 values' max |v|)."]
+pub type cake_fp8_scale_rule = ::std::os::raw::c_uint;
+#[doc = " How a block's FP32 scale is derived from its amax (the BF16 values' max |v|)."]
+pub use self::cake_fp8_scale_rule as cake_fp8_scale_rule_t;
+#[doc = " Shape of a SwiGLU + FP8 blockwise call. Initialise with cake_swiglu_fp8_desc_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_fp8_desc {
+    #[doc = "< sizeof(cake_swiglu_fp8_desc)."]
+    pub struct_size: usize,
+    #[doc = "< Rows: a positive multiple of 128."]
+    pub m: i64,
+    #[doc = "< Output columns of the forward (input is [m, 2k]): a positive"]
+    #[doc = "multiple of 128."]
+    pub k: i64,
+    #[doc = " CAKE_MXFP8_ROWWISE (blocks along the columns of [m, O]), _COLWISE (the transpose [O, m],"]
+    #[doc = " blocks along m) or _BOTH. Default CAKE_MXFP8_ROWWISE."]
+    pub orientation: cake_mxfp8_orientation_t,
+    #[doc = "< Default CAKE_FP8_SCALE_EXACT."]
+    pub scale_rule: cake_fp8_scale_rule_t,
+    #[doc = " NULL: the router picks; else the name of a program of the handle's table to force."]
+    pub program: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_fp8_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_fp8_desc>(),
+        40usize,
+        concat!("Size of: ", stringify!(cake_swiglu_fp8_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_fp8_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_fp8_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_m() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).m) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(m)
+            )
+        );
+    }
+    test_field_m();
+    fn test_field_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).k) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(k)
+            )
+        );
+    }
+    test_field_k();
+    fn test_field_orientation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).orientation) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(orientation)
+            )
+        );
+    }
+    test_field_orientation();
+    fn test_field_scale_rule() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scale_rule) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(scale_rule)
+            )
+        );
+    }
+    test_field_scale_rule();
+    fn test_field_program() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).program) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(program)
+            )
+        );
+    }
+    test_field_program();
+}
+#[doc = " Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of"]
+#[doc = " [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, m/128] at"]
+#[doc = " i * col_s_stride + o."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_fp8_sizes {
+    #[doc = "< sizeof(cake_swiglu_fp8_sizes)."]
+    pub struct_size: usize,
+    #[doc = "< O: k forward, 2k backward."]
+    pub out_cols: i64,
+    #[doc = "< Each of row_q and col_q: m * O bytes."]
+    pub q_bytes: usize,
+    #[doc = "< Rowwise scales: 4 * m * (O / 128) bytes."]
+    pub row_s_bytes: usize,
+    #[doc = "< Colwise scales: 4 * O * (m / 128) bytes."]
+    pub col_s_bytes: usize,
+    #[doc = "< Elements between rowwise scale columns: m."]
+    pub row_s_stride: i64,
+    #[doc = "< Elements between colwise scale columns: O."]
+    pub col_s_stride: i64,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_fp8_sizes() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_fp8_sizes>(),
+        56usize,
+        concat!("Size of: ", stringify!(cake_swiglu_fp8_sizes))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_fp8_sizes>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_fp8_sizes))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_out_cols() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_cols) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(out_cols)
+            )
+        );
+    }
+    test_field_out_cols();
+    fn test_field_q_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).q_bytes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(q_bytes)
+            )
+        );
+    }
+    test_field_q_bytes();
+    fn test_field_row_s_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).row_s_bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(row_s_bytes)
+            )
+        );
+    }
+    test_field_row_s_bytes();
+    fn test_field_col_s_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).col_s_bytes) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(col_s_bytes)
+            )
+        );
+    }
+    test_field_col_s_bytes();
+    fn test_field_row_s_stride() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).row_s_stride) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(row_s_stride)
+            )
+        );
+    }
+    test_field_row_s_stride();
+    fn test_field_col_s_stride() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).col_s_stride) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_sizes),
+                "::",
+                stringify!(col_s_stride)
+            )
+        );
+    }
+    test_field_col_s_stride();
+}
+extern "C" {
+    #[doc = " Set @p desc to defaults (rowwise, exact scales, routed)."]
+    #[doc = " @param[out] desc The descriptor to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL."]
+    pub fn cake_swiglu_fp8_desc_init(desc: *mut cake_swiglu_fp8_desc) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Set @p sizes's struct_size and zero the rest."]
+    #[doc = " @param[out] sizes The struct to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL."]
+    pub fn cake_swiglu_fp8_sizes_init(sizes: *mut cake_swiglu_fp8_sizes) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Output buffer sizes for @p desc (both orientations, whatever it enables). Needs no handle."]
+    #[doc = " @param[in]  desc      The shape (m, k)."]
+    #[doc = " @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k)."]
+    #[doc = " @param[out] sizes     Initialised with cake_swiglu_fp8_sizes_init()."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT (also when a size overflows 64"]
+    #[doc = "         bits), CAKE_STATUS_UNSUPPORTED_SHAPE."]
+    pub fn cake_swiglu_fp8_buffer_sizes(
+        desc: *const cake_swiglu_fp8_desc,
+        backward: ::std::os::raw::c_int,
+        sizes: *mut cake_swiglu_fp8_sizes,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Forward: Y = bf16(silu(g) * u) with g = in[:, :k], u = in[:, k:] (the bits of"]
+    #[doc = " cake_swiglu_mxfp8_forward's Y), quantized to FP8 blockwise 1x128."]
+    #[doc = " @param[in]  handle A live handle."]
+    #[doc = " @param[in]  desc   Shape, orientation, scale rule, program."]
+    #[doc = " @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned."]
+    #[doc = " @param[out] row_q  E4M3 [m, k] (rowwise, else ignored), 16-byte aligned."]
+    #[doc = " @param[out] row_s  FP32 scales [m, k/128], MN-major (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q  E4M3 [k, m] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s  FP32 scales [k, m/128], MN-major (colwise), 16-byte aligned."]
+    #[doc = " @param[in]  stream The stream to launch on."]
+    #[doc = " @return As cake_swiglu_mxfp8_forward(). Nothing is launched or written on error."]
+    pub fn cake_swiglu_fp8_forward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_desc,
+        in_: *const ::std::os::raw::c_void,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Backward: [dgate | dup] as cake_swiglu_mxfp8_backward() (O = 2k), quantized to FP8 blockwise"]
+    #[doc = " 1x128 (the dgate and dup halves never share a block: k is a multiple of 128)."]
+    #[doc = " @param[in]  handle A live handle."]
+    #[doc = " @param[in]  desc   Shape, orientation, scale rule, program."]
+    #[doc = " @param[in]  in     BF16 [m, 2k], contiguous, 16-byte aligned."]
+    #[doc = " @param[in]  grad   BF16 [m, k], contiguous, 16-byte aligned."]
+    #[doc = " @param[out] row_q  E4M3 [m, 2k] (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] row_s  FP32 scales [m, 2k/128], MN-major (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q  E4M3 [2k, m] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s  FP32 scales [2k, m/128], MN-major (colwise), 16-byte aligned."]
+    #[doc = " @param[in]  stream The stream to launch on."]
+    #[doc = " @return As cake_swiglu_fp8_forward()."]
+    pub fn cake_swiglu_fp8_backward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_desc,
+        in_: *const ::std::os::raw::c_void,
+        grad: *const ::std::os::raw::c_void,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Which program a SwiGLU + FP8 blockwise call would run, and why."]
+    #[doc = " @param[in]  handle   A live handle."]
+    #[doc = " @param[in]  desc     The call's descriptor."]
+    #[doc = " @param[in]  backward 0 forward, 1 backward."]
+    #[doc = " @param[out] info     Initialised with cake_program_info_init(); receives the choice."]
+    #[doc = " @return As the call, without the pointer checks."]
+    pub fn cake_swiglu_fp8_query(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_desc,
         backward: ::std::os::raw::c_int,
         info: *mut cake_program_info,
     ) -> cake_status_t;

@@ -81,6 +81,7 @@ newtype_enum!(
     Family {
         NORMGATE = sys::CAKE_FAMILY_NORMGATE,
         SWIGLU_MXFP8 = sys::CAKE_FAMILY_SWIGLU_MXFP8,
+        SWIGLU_FP8 = sys::CAKE_FAMILY_SWIGLU_FP8,
     }
 );
 
@@ -162,6 +163,16 @@ newtype_enum!(
         ROWWISE = sys::CAKE_MXFP8_ROWWISE,
         COLWISE = sys::CAKE_MXFP8_COLWISE,
         BOTH = sys::CAKE_MXFP8_BOTH,
+    }
+);
+
+newtype_enum!(
+    /// `cake_fp8_scale_rule_t`: how an FP8 blockwise block's FP32 scale follows from its amax.
+    Fp8ScaleRule {
+        /// s = amax / 448 (the default).
+        EXACT = sys::CAKE_FP8_SCALE_EXACT,
+        /// s = 2^ceil(log2(amax / 448)), UE8M0-compatible.
+        POW2 = sys::CAKE_FP8_SCALE_POW2,
     }
 );
 
@@ -594,6 +605,90 @@ pub fn swiglu_mxfp8_buffer_sizes(
     )
 }
 
+/// A SwiGLU + FP8 blockwise 1x128 call's shape (`cake_swiglu_fp8_desc`): in = [m, 2k] BF16.
+#[derive(Clone)]
+pub struct SwigluFp8Desc {
+    raw: sys::cake_swiglu_fp8_desc,
+    program: Option<CString>,
+}
+
+impl SwigluFp8Desc {
+    pub fn new(m: i64, k: i64, orientation: Orientation) -> SwigluFp8Desc {
+        // The same defaults as cake_swiglu_fp8_desc_init(), which may not be linked yet.
+        let raw = sys::cake_swiglu_fp8_desc {
+            struct_size: std::mem::size_of::<sys::cake_swiglu_fp8_desc>(),
+            m,
+            k,
+            orientation: orientation.0,
+            scale_rule: Fp8ScaleRule::EXACT.0,
+            program: std::ptr::null(),
+        };
+        SwigluFp8Desc { raw, program: None }
+    }
+    pub fn scale_rule(mut self, rule: Fp8ScaleRule) -> Self {
+        self.raw.scale_rule = rule.0;
+        self
+    }
+    pub fn program(mut self, name: &str) -> Result<Self> {
+        let c = program_cstring(name)?;
+        self.raw.program = c.as_ptr();
+        self.program = Some(c);
+        Ok(self)
+    }
+    pub fn as_raw(&self) -> &sys::cake_swiglu_fp8_desc {
+        &self.raw
+    }
+}
+
+/// Output sizes of a SwiGLU + FP8 blockwise form (`cake_swiglu_fp8_sizes`), with the MN-major
+/// scale strides (elements between scale columns: m rowwise, O colwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwigluFp8Sizes {
+    pub out_cols: i64,
+    pub q_bytes: usize,
+    pub row_s_bytes: usize,
+    pub col_s_bytes: usize,
+    pub row_s_stride: i64,
+    pub col_s_stride: i64,
+}
+
+/// `cake_swiglu_fp8_buffer_sizes`: needs no handle and no device.
+#[allow(unused_variables)]
+pub fn swiglu_fp8_buffer_sizes(desc: &SwigluFp8Desc, backward: bool) -> Result<SwigluFp8Sizes> {
+    optional!(
+        cake_has_cake_swiglu_fp8_buffer_sizes,
+        "cake_swiglu_fp8_buffer_sizes",
+        {
+            let mut s: sys::cake_swiglu_fp8_sizes = unsafe { std::mem::zeroed() };
+            s.struct_size = std::mem::size_of::<sys::cake_swiglu_fp8_sizes>();
+            check("cake_swiglu_fp8_buffer_sizes", unsafe {
+                sys::cake_swiglu_fp8_buffer_sizes(desc.as_raw(), backward as i32, &mut s)
+            })?;
+            Ok(SwigluFp8Sizes {
+                out_cols: s.out_cols,
+                q_bytes: s.q_bytes,
+                row_s_bytes: s.row_s_bytes,
+                col_s_bytes: s.col_s_bytes,
+                row_s_stride: s.row_s_stride,
+                col_s_stride: s.col_s_stride,
+            })
+        }
+    )
+}
+
+/// The sizes docs/spec/fp8-blockwise.md defines, computed without the library.
+pub fn swiglu_fp8_expected_sizes(m: i64, k: i64, backward: bool) -> SwigluFp8Sizes {
+    let o = if backward { 2 * k } else { k };
+    SwigluFp8Sizes {
+        out_cols: o,
+        q_bytes: (m * o) as usize,
+        row_s_bytes: (4 * m * (o / 128)) as usize,
+        col_s_bytes: (4 * o * (m / 128)) as usize,
+        row_s_stride: m,
+        col_s_stride: o,
+    }
+}
+
 /// Device pointers of a norm-gate backward.
 #[derive(Clone, Copy, Debug)]
 pub struct NormgateBackwardArgs {
@@ -885,6 +980,90 @@ impl Handle {
                 Ok(ProgramInfo::from_raw(&s))
             }
         )
+    }
+}
+
+impl Handle {
+    /// `cake_swiglu_fp8_forward`: silu(gate) * up from BF16 [m, 2k], quantized to FP8
+    /// blockwise 1x128 (E4M3 data, FP32 scales MN-major). The outputs use the same pointer
+    /// struct as MXFP8; row_s and col_s point to FP32 scales here.
+    ///
+    /// # Safety
+    /// @p input ([m, 2k] BF16) and every non-null output must be device memory of the sizes
+    /// swiglu_fp8_buffer_sizes() gives, live until the kernel has run on @p stream.
+    #[allow(unused_variables)]
+    pub unsafe fn swiglu_fp8_forward(
+        &self,
+        desc: &SwigluFp8Desc,
+        input: *const c_void,
+        out: Mxfp8Outputs,
+        stream: Stream,
+    ) -> Result<()> {
+        optional!(
+            cake_has_cake_swiglu_fp8_forward,
+            "cake_swiglu_fp8_forward",
+            {
+                check(
+                    "cake_swiglu_fp8_forward",
+                    sys::cake_swiglu_fp8_forward(
+                        self.raw,
+                        desc.as_raw(),
+                        input,
+                        out.row_q,
+                        out.row_s,
+                        out.col_q,
+                        out.col_s,
+                        stream,
+                    ),
+                )
+            }
+        )
+    }
+
+    /// `cake_swiglu_fp8_backward`: [dgate | dup] quantized to FP8 blockwise 1x128 (O = 2k).
+    ///
+    /// # Safety
+    /// As swiglu_fp8_forward(), with @p grad [m, k] BF16 device memory.
+    #[allow(unused_variables)]
+    pub unsafe fn swiglu_fp8_backward(
+        &self,
+        desc: &SwigluFp8Desc,
+        input: *const c_void,
+        grad: *const c_void,
+        out: Mxfp8Outputs,
+        stream: Stream,
+    ) -> Result<()> {
+        optional!(
+            cake_has_cake_swiglu_fp8_backward,
+            "cake_swiglu_fp8_backward",
+            {
+                check(
+                    "cake_swiglu_fp8_backward",
+                    sys::cake_swiglu_fp8_backward(
+                        self.raw,
+                        desc.as_raw(),
+                        input,
+                        grad,
+                        out.row_q,
+                        out.row_s,
+                        out.col_q,
+                        out.col_s,
+                        stream,
+                    ),
+                )
+            }
+        )
+    }
+
+    #[allow(unused_variables)]
+    pub fn swiglu_fp8_query(&self, desc: &SwigluFp8Desc, backward: bool) -> Result<ProgramInfo> {
+        optional!(cake_has_cake_swiglu_fp8_query, "cake_swiglu_fp8_query", {
+            let mut s = program_info_init();
+            check("cake_swiglu_fp8_query", unsafe {
+                sys::cake_swiglu_fp8_query(self.raw, desc.as_raw(), backward as i32, &mut s)
+            })?;
+            Ok(ProgramInfo::from_raw(&s))
+        })
     }
 }
 

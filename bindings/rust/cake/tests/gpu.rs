@@ -260,3 +260,66 @@ fn swiglu_mxfp8_forward_rowwise_and_colwise() {
         (e2 / r2).sqrt()
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(cake_gpu_tests),
+    ignore = "no NVIDIA driver where this was built (CAKE_GPU_TESTS=1 builds it in)"
+)]
+fn swiglu_fp8_forward_rowwise_and_colwise() {
+    let (drv, h) = setup();
+    let (m, k) = (256usize, 384usize);
+    let desc = cake::SwigluFp8Desc::new(m as i64, k as i64, Orientation::BOTH);
+    let sizes = match cake::swiglu_fp8_buffer_sizes(&desc, false) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let mut rng = Rng(7);
+    let input = bf16_vec(&mut rng, m * 2 * k, 3.0, 0.0);
+    let ind = drv.upload(&input).unwrap();
+    let bufs = [
+        sizes.q_bytes,
+        sizes.row_s_bytes,
+        sizes.q_bytes,
+        sizes.col_s_bytes,
+    ]
+    .map(|n| drv.alloc(n).unwrap());
+    let out = Mxfp8Outputs {
+        row_q: bufs[0].ptr(),
+        row_s: bufs[1].ptr(),
+        col_q: bufs[2].ptr(),
+        col_s: bufs[3].ptr(),
+    };
+    unsafe { h.swiglu_fp8_forward(&desc, ind.ptr(), out, std::ptr::null_mut()) }.expect("forward");
+    drv.synchronize().unwrap();
+    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
+        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    let f32_at = |v: &[u8], i: usize| f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap());
+    let (mut e2, mut r2) = (0.0, 0.0);
+    for r in 0..m {
+        for c in 0..k {
+            let (g, u) = (
+                from_bf16(input[r * 2 * k + c]) as f64,
+                from_bf16(input[r * 2 * k + k + c]) as f64,
+            );
+            let want = from_bf16(to_bf16((g * sigmoid(g) * u) as f32)) as f64;
+            // MN-major FP32 scales: rowwise (r, c/128) at (c/128)*m + r, colwise (c, r/128) at
+            // (r/128)*k + c (docs/spec/fp8-blockwise.md).
+            let srow = f32_at(&rs, (c / 128) * m + r) as f64;
+            let scol = f32_at(&cs, (r / 128) * k + c) as f64;
+            assert!(srow >= 2f64.powi(-126) && scol >= 2f64.powi(-126));
+            for got in [e4m3(rq[r * k + c]) * srow, e4m3(cq[c * m + r]) * scol] {
+                e2 += (got - want).powi(2);
+                r2 += want * want;
+            }
+        }
+    }
+    assert!(
+        (e2 / r2).sqrt() <= 0.05,
+        "dequantized relative L2 {}",
+        (e2 / r2).sqrt()
+    );
+}

@@ -192,6 +192,36 @@ fn an_older_library_refuses_the_variant_fields_it_would_ignore() {
 }
 
 #[test]
+fn swiglu_fp8_sizes() {
+    let s = cake::swiglu_fp8_expected_sizes(256, 384, true);
+    assert_eq!(
+        (
+            s.out_cols,
+            s.q_bytes,
+            s.row_s_bytes,
+            s.col_s_bytes,
+            s.row_s_stride,
+            s.col_s_stride
+        ),
+        (768, 256 * 768, 4 * 256 * 6, 4 * 768 * 2, 256, 768)
+    );
+    let desc =
+        cake::SwigluFp8Desc::new(256, 384, Orientation::BOTH).scale_rule(cake::Fp8ScaleRule::POW2);
+    match cake::swiglu_fp8_buffer_sizes(&desc, true) {
+        Ok(got) => {
+            assert_eq!(got, s);
+            let bad = cake::SwigluFp8Desc::new(200, 384, Orientation::ROWWISE);
+            let e = cake::swiglu_fp8_buffer_sizes(&bad, false).unwrap_err();
+            assert_eq!(e.status(), Status::UNSUPPORTED_SHAPE, "{e}");
+        }
+        Err(e) => {
+            assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}");
+            eprintln!("skipped: {e}");
+        }
+    }
+}
+
+#[test]
 fn swiglu_sizes_and_layout() {
     let s = cake::swiglu_mxfp8_expected_sizes(256, 512, false);
     assert_eq!(
