@@ -11,14 +11,17 @@
 //
 // Layout: the general programs' (normgate_general_layout.h): a row is held by a group of lanes,
 // lane c the 8 columns of leaf c, read once into registers. A mean-square group of q = G/8
-// leaves is reduced in the canonical group order (variant_group_sum below), the same for every
-// thread count, so both programs of an operation (256 and 1024 threads) give the same bits.
+// leaves is reduced in the canonical group order (variant_group_sum), the same for every thread
+// count, so both programs of an operation (256 and 1024 threads) give the same bits.
+//
+// Files: normgate_variant_group.cuh (the group sums), normgate_variant_fwd.cuh (element I/O, the
+// gate, the forward; both run on the CPU in host tests), this file (the backward).
 //
 // Backward: each row group walks one dw chunk (16 consecutive rows) in row order, adding its
 // columns' dw terms in FP32 (the canonical chunk sum); the chunk sums go into the deterministic
-// tree or the non-deterministic FP64 accumulator exactly as in the general programs
-// (normgate_general.cuh: combine_groups, tree_publish, nondet_finish), dw rounded once into
-// BF16, F16 or FP32.
+// tree (variant_det_node: combine_groups' order, from shared memory; tree_publish) or the
+// non-deterministic FP64 accumulator (combine_groups, nondet_finish) as in the general programs
+// (normgate_general.cuh), dw rounded once into BF16, F16 or FP32.
 #pragma once
 #include <stdint.h>
 
