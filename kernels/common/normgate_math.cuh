@@ -70,7 +70,11 @@ __device__ __forceinline__ unsigned group_mask() {
 __device__ __forceinline__ float inverse_width(int d) {
   const float x = static_cast<float>(d);
   float r;
+#if defined(CAKE_HOST_EMULATION)
+  r = 1.0f / x;
+#else
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+#endif
   return __fmaf_rn(r, __fmaf_rn(-x, r, 1.0f), r);
 }
 
@@ -78,7 +82,11 @@ __device__ __forceinline__ float inverse_width(int d) {
 // of the correctly rounded sequence and its slow path, which every lane of a row repeats).
 __device__ __forceinline__ float rstd_from_sumsq(float sumsq, float inv_d, float eps) {
   float r;
+#if defined(CAKE_HOST_EMULATION)
+  r = 1.0f / sqrtf(__fadd_rn(__fmul_rn(sumsq, inv_d), eps));
+#else
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__fadd_rn(__fmul_rn(sumsq, inv_d), eps)));
+#endif
   return r;
 }
 
@@ -99,8 +107,13 @@ __device__ __forceinline__ float scaled_eps(float eps, float s) {
 // z: 2^t overflows to Inf (then 1/Inf = 0) or flushes to 0 (then 1/1 = 1).
 __device__ __forceinline__ float sigmoid(float z) {
   float e, r;
+#if defined(CAKE_HOST_EMULATION)  // the host's exp2 and division (tests/host/cuda_host_emulation.h)
+  e = cake_emu::ex2_approx_ftz(__fmul_rn(z, -1.4426950408889634f));
+  r = 1.0f / __fadd_rn(1.0f, e);
+#else
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(__fmul_rn(z, -1.4426950408889634f)));
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__fadd_rn(1.0f, e)));
+#endif
   return r;
 }
 

@@ -109,6 +109,36 @@ inline uint4 ldg16(const void *p, int /*hint*/) {
   return v;
 }
 
+// F16 conversions (the normgate variant programs' cvt instructions): exact widening, and one
+// round-to-nearest-even narrowing with subnormals and overflow to Inf.
+inline float f16_to_f32(uint16_t h) {
+  const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0x1f) {
+    v = mant ? NAN : INFINITY;
+  } else if (exp == 0) {
+    v = ldexpf((float)mant, -24);
+  } else {
+    v = ldexpf(1024.0f + (float)mant, exp - 25);
+  }
+  return sign ? -v : v;
+}
+inline uint16_t f32_to_f16_rn(float f) {
+  if (isnan(f)) return 0x7e00;
+  const uint16_t sign = signbit(f) ? 0x8000 : 0;
+  const double a = fabs((double)f);
+  if (a == 0.0) return sign;
+  int e;
+  frexp(a, &e);
+  const int q = (e < -13 ? -13 : e) - 11;
+  const double r = nearbyint(ldexp(a, -q)) * ldexp(1.0, q);
+  if (r > 65504.0) return sign | 0x7c00;
+  if (r < ldexp(1.0, -14)) return sign | (uint16_t)ldexp(r, 24);
+  int er;
+  const double m = frexp(r, &er);
+  return sign | (uint16_t)((er - 1 + 15) << 10) | (uint16_t)(ldexp(m, 11) - 1024.0);
+}
+
 // Dynamic shared memory: one buffer (one CTA runs at a time), as large as an H200 CTA's.
 inline void *dynamic_smem() {
   alignas(16) static unsigned char buf[227 * 1024];
