@@ -75,7 +75,7 @@ cake_status_t prepare(cake_handle_t h, const cake_swiglu_fp8_desc *user, int bac
   const ArchTable &table = *h->table;
   call->metric = call->desc.m * call->desc.k;
   const ProgramRequest req = {CAKE_FAMILY_SWIGLU_FP8, static_cast<uint16_t>(call->form), 0,
-                              call->metric, 0, 0, call->desc.program};
+                              call->metric, 0, 0, call->desc.program, 0};
   CAKE_TRY(
       resolve_program(table, family_ops(CAKE_FAMILY_SWIGLU_FP8)->routing, req, &call->choice));
   const cake_program_desc &prog = table.programs[call->choice.program];

@@ -307,7 +307,7 @@ static void test_resolve_program(void **) {
   const FamilyRouting &sw = family_ops(CAKE_FAMILY_SWIGLU_MXFP8)->routing;
   ProgramChoice c = {-7, nullptr};
   // Routed: the route's program, the route given back.
-  ProgramRequest req = {CAKE_FAMILY_NORMGATE, CAKE_NG_OP_FWD, 128, 5, 660, 132, nullptr};
+  ProgramRequest req = {CAKE_FAMILY_NORMGATE, CAKE_NG_OP_FWD, 128, 5, 660, 132, nullptr, 0};
   assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_SUCCESS);
   assert_non_null(c.route);
   assert_ptr_equal(c.route, find_route(tab, CAKE_FAMILY_NORMGATE, CAKE_NG_OP_FWD, 128, 5,
@@ -327,7 +327,7 @@ static void test_resolve_program(void **) {
   req.d = tab.programs[fwd].knobs[kNgD] == 64 ? 256 : 64;
   assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
   ProgramRequest swreq = {CAKE_FAMILY_SWIGLU_MXFP8, CAKE_SW_FWD_ROW, 0, 128 * 128, 0, 0,
-                          tab.programs[fwd].name};
+                          tab.programs[fwd].name, 0};
   assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_PROGRAM_NOT_FOUND);
   assert_non_null(std::strstr(cake_last_error_message(), "it does not serve this call (form 0)"));
   swreq.forced = "sm90.not_a_program";
@@ -335,11 +335,11 @@ static void test_resolve_program(void **) {
   assert_string_equal(cake_last_error_message(),
                       "desc->program = \"sm90.not_a_program\": no such program in the sm90 table");
   // No route (an op no table has): each family words the call its own way.
-  req = {CAKE_FAMILY_NORMGATE, 7, 128, 5, 660, 132, nullptr};
+  req = {CAKE_FAMILY_NORMGATE, 7, 128, 5, 660, 132, nullptr, 0};
   assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
   assert_string_equal(cake_last_error_message(),
                       "no sm90 route for normgate op 7, d = 128, 5 rows per SM");
-  swreq = {CAKE_FAMILY_SWIGLU_MXFP8, 9, 0, 16384, 0, 0, nullptr};
+  swreq = {CAKE_FAMILY_SWIGLU_MXFP8, 9, 0, 16384, 0, 0, nullptr, 0};
   assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
   assert_string_equal(cake_last_error_message(), "no sm90 route for swiglu_mxfp8 form 9, M*K = 16384");
 }
