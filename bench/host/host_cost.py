@@ -12,6 +12,7 @@ C++ operators of libcake_torch, a child process (CAKE_TORCH_NATIVE=0) the Python
 
     python3 bench/host/host_cost.py --json host.json [--peers-dir .peers] [--rounds 15]
     python3 bench/host/host_cost.py --table host.json       # the markdown table
+    python3 bench/host/host_cost.py --write docs/performance.md bench/results/host/h200.json
 """
 
 import argparse
@@ -161,6 +162,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--json", help="write the results here")
     p.add_argument("--table", metavar="JSON", help="print the markdown table of a results file")
+    p.add_argument("--write", nargs=2, metavar=("DOC", "JSON"),
+                   help="render JSON's table into DOC's host-cost block")
     p.add_argument("--peers-dir", default=None, help="FLA's carried sources (bench/peers/fetch.sh)")
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--d", type=int, default=128)
@@ -173,6 +176,14 @@ def main():
     args = p.parse_args()
     if args.table:
         print(table(json.load(open(args.table))))
+        return 0
+    if args.write:
+        doc, path = args.write
+        with open(doc) as f:
+            text = f.read()
+        new = replace_block(text, block(json.load(open(path)), path))
+        with open(doc, "w") as f:
+            f.write(new)
         return 0
     if args.child:
         json.dump(measure(args), sys.stdout)
@@ -211,6 +222,30 @@ def _cpu_name():
     except OSError:
         pass
     return ""
+
+
+BEGIN = "<!-- host cost begin: rendered by bench/host/host_cost.py from %s; do not edit -->"
+END = "<!-- host cost end -->"
+
+
+def block(result, path):
+    """The document block: the run's facts, then the table."""
+    m = result["meta"]
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    head = [BEGIN % rel,
+            f"- Device: {m['device']}, host CPU {m.get('cpu') or 'unknown'}; torch {m['torch']}.",
+            f"- Library: commit `{m.get('commit') or 'unknown'}`; measured {m['date']}; norm-gate "
+            f"{m['rows']} x {m['d']}, SwiGLU {m['swiglu'][0]} x {m['swiglu'][1]}; median of "
+            f"{m['rounds']} rounds of {m['calls']} calls.",
+            "", table(result), END]
+    return "\n".join(head)
+
+
+def replace_block(text, new):
+    """@p text with its host-cost block replaced by @p new."""
+    start = text.index("<!-- host cost begin")
+    end = text.index(END, start) + len(END)
+    return text[:start] + new + text[end:]
 
 
 def table(result):
