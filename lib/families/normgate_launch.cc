@@ -10,7 +10,9 @@ namespace cake {
 
 bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant) {
   if (prog.family != CAKE_FAMILY_NORMGATE) return false;
-  if (variant != 0 && prog.knobs[kNgVariant] == 0) return false;
+  // A variant call needs a variant program; the default form keeps its own programs, so that
+  // every program serving a form gives the same bytes (the variant programs' order differs).
+  if ((variant != 0) != (prog.knobs[kNgVariant] != 0)) return false;
   if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
   return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
 }

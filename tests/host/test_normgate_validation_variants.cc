@@ -222,7 +222,8 @@ static void test_routing(void **) {
   }
 }
 
-// Forcing: a tuned or general program refuses a variant call; a variant program takes both.
+// Forcing: a tuned or general program refuses a variant call, a variant program the default
+// form.
 static void test_forcing(void **) {
   cake_handle_t h = cake_test::make_fake_handle(CAKE_ARCH_SM90, 132);
   cake_program_info info;
@@ -236,7 +237,7 @@ static void test_forcing(void **) {
   d.program = "sm90.ng_fwd_variant_wide";
   assert_int_equal(cake_normgate_forward_query(h, &d, &info), CAKE_STATUS_SUCCESS);
   d.gate = CAKE_NORMGATE_GATE_SILU;
-  assert_int_equal(cake_normgate_forward_query(h, &d, &info), CAKE_STATUS_SUCCESS);
+  assert_int_equal(cake_normgate_forward_query(h, &d, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
   d.program = "sm90.ng_bwd_det_variant";
   d.gate = CAKE_NORMGATE_GATE_NONE;
   assert_int_equal(cake_normgate_backward_query(h, &d, &info), CAKE_STATUS_SUCCESS);

@@ -164,9 +164,9 @@ inline int64_t ng_tree_leaves(int64_t d) {
   return leaves;
 }
 // variant: the call is not the default form (docs/spec/normgate.md, "Programs and routes"),
-// which only the variant programs (knob 5) serve.
+// which only the variant programs (knob 5) serve, and which they serve nothing else of.
 inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d, bool variant = false) {
-  if (variant && prog.knobs[5] == 0) return false;
+  if (variant != (prog.knobs[5] != 0)) return false;
   return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
          (prog.knobs[0] == d || (prog.knobs[0] == 0 && d >= 8 && ng_tree_leaves(d) <= prog.threads));
 }
