@@ -70,7 +70,7 @@ def test_bytes_against_the_torch_reference(m, k, pow2):
     up = block_scaled(m, k, 60, 1)
     up[0, :128] = 0
     up[1, 5] = float("nan")
-    up[2, 130] = float("inf")
+    up[2, min(130, k - 1)] = float("inf")
     grad = block_scaled(m, k, 30, 2)
     inp = torch.cat([torch.full_like(up, 32.0), up], dim=1)
     y = (32.0 * up.float()).to(BF16)
@@ -231,8 +231,9 @@ def test_fp8_mlp_block_forward_backward():
     for name, e in errs.items():
         ERRORS[f"FP8 MLP block vs BF16 block: {name}"] = e
     # Two FP8 operands per GEMM (half a step of a 3-bit mantissa, 2^-4 relative at most, about
-    # 3.6% RMS each), against BF16's 2^-9: a few percent; the loss sums out * r over 1.2M
-    # terms, so its relative error is far smaller.
-    assert errs["loss"] < 0.02
+    # 3.6% RMS each), against BF16's 2^-9: a few percent. The loss sums out * r with r of zero
+    # mean, a sum that cancels to about sqrt(terms) times one term, so its relative error is of
+    # the order of the elements' (4.6% measured on the H200), not smaller.
+    assert errs["loss"] < 0.1
     for name in ("out", "dx", "dW_gu", "dW_down"):
         assert errs[name] < 0.1, (name, errs[name])
