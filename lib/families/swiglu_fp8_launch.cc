@@ -1,7 +1,5 @@
 #include "families/swiglu_fp8_launch.h"
 
-#include <algorithm>
-
 #include "fp8_blockwise_encode.h"
 #include "mxfp8_encode.h"
 
@@ -40,13 +38,9 @@ bool swiglu_fp8_program_ok(const cake_program_desc &prog) {
       !f8_tile_rows_ok(k) || !f8_slots_ok(k) || !f8_knobs_ok(k)) {
     return false;
   }
+  // Only a program with dynamic shared memory has a limit to check (its Y tile).
   const int64_t smem = f8_dynamic_smem_bytes(k);
-  if (smem > kSwMaxSmemPerCta) return false;
-  if (smem > 0 &&
-      int64_t{prog.min_ctas_per_sm} * (smem + kSwSmemReservedPerCta) > kSwSmemPerSm) {
-    return false;
-  }
-  return true;
+  return smem <= 0 || swiglu_smem_fits(prog.min_ctas_per_sm, smem);
 }
 
 int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
@@ -59,22 +53,8 @@ int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
 
 LaunchShape swiglu_fp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                     int sm_count) {
-  LaunchShape s{};
-  s.grid[1] = s.grid[2] = 1;
-  s.block = prog.threads;
-  s.smem_bytes = swiglu_fp8_dynamic_smem_bytes(prog);
-  int64_t tiles = swiglu_fp8_tiles(prog, M, K);
-  if (tiles < 1) tiles = 1;
-  int64_t ctas = std::min(tiles, kMaxTiles);
-  if (sm_count > 0) {
-    const int64_t wave = int64_t{sm_count} * std::max<int64_t>(prog.min_ctas_per_sm, 1);
-    ctas = std::min(ctas, wave);
-    // Below one CTA a SM, the fewest CTAs that keep the busiest one's tile count (as the
-    // MXFP8 family, lib/families/swiglu_mxfp8_launch.cc).
-    if (ctas <= sm_count) ctas = mx::ceil_div(tiles, mx::ceil_div(tiles, ctas));
-  }
-  s.grid[0] = static_cast<uint32_t>(ctas);
-  return s;
+  return swiglu_one_wave(prog, swiglu_fp8_tiles(prog, M, K), swiglu_fp8_dynamic_smem_bytes(prog),
+                         sm_count);
 }
 
 bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out) {
