@@ -49,6 +49,10 @@ cake_status_t swiglu_check_tensors(cake_handle_t handle, int backward,
 // The parameter fill refused a problem the API accepted.
 cake_status_t swiglu_fill_failed(const cake_program_desc &prog, int64_t m, int64_t k);
 
+// F, a family's traits: Desc, Params, Sizes (the family's host sizes, row_/col_ q/s bytes),
+// SizesOut (the ABI's sizes struct); kFamily, kWhy128; desc_init, sizes_init, sizes, tiles,
+// launch_shape (the family's functions); check_desc (checks beyond the shared ones, after them),
+// fill_params, more_sizes (SizesOut fields beyond the shared ones).
 template <class F>
 struct SwigluApi {
   using Desc = typename F::Desc;

@@ -15,7 +15,11 @@ struct Fp8 {
   static constexpr cake_family_t kFamily = CAKE_FAMILY_SWIGLU_FP8;
   static constexpr const char *kWhy128 = "the 1x128 scale block";
 
-  static void desc_init(Desc *d) { cake_swiglu_fp8_desc_init(d); }
+  static constexpr auto desc_init = &cake_swiglu_fp8_desc_init;
+  static constexpr auto sizes_init = &cake_swiglu_fp8_sizes_init;
+  static constexpr auto sizes = &swiglu_fp8_sizes;
+  static constexpr auto tiles = &swiglu_fp8_tiles;
+  static constexpr auto launch_shape = &swiglu_fp8_launch_shape;
   static cake_status_t check_desc(const Desc &d) {
     const int32_t rule = enum_bits(d.scale_rule);
     if (rule != CAKE_FP8_SCALE_EXACT && rule != CAKE_FP8_SCALE_POW2) {
@@ -25,21 +29,11 @@ struct Fp8 {
     }
     return CAKE_STATUS_SUCCESS;
   }
-  static bool sizes(int form, int64_t m, int64_t k, Sizes *s) {
-    return swiglu_fp8_sizes(form, m, k, s);
-  }
-  static int64_t tiles(const cake_program_desc &prog, int64_t m, int64_t k) {
-    return swiglu_fp8_tiles(prog, m, k);
-  }
-  static LaunchShape launch_shape(const cake_program_desc &prog, int64_t m, int64_t k, int sms) {
-    return swiglu_fp8_launch_shape(prog, m, k, sms);
-  }
   static bool fill_params(const cake_program_desc &prog, const Desc &d, const SwigluTensors &t,
                           Params *p) {
     return swiglu_fp8_fill_params(prog, d.m, d.k, enum_bits(d.scale_rule), t.in, t.grad, t.row_q,
                                   t.row_s, t.col_q, t.col_s, p);
   }
-  static void sizes_init(SizesOut *s) { cake_swiglu_fp8_sizes_init(s); }
   // The scale matrices' storage strides: row_s is [O/128, M], col_s [M/128, O].
   static void more_sizes(const Desc &d, SizesOut *out) {
     out->row_s_stride = d.m;

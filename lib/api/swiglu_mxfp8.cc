@@ -15,23 +15,17 @@ struct Mxfp8 {
   static constexpr cake_family_t kFamily = CAKE_FAMILY_SWIGLU_MXFP8;
   static constexpr const char *kWhy128 = "the swizzled 128x4 scale layout's tile";
 
-  static void desc_init(Desc *d) { cake_swiglu_mxfp8_desc_init(d); }
+  static constexpr auto desc_init = &cake_swiglu_mxfp8_desc_init;
+  static constexpr auto sizes_init = &cake_swiglu_mxfp8_sizes_init;
+  static constexpr auto sizes = &swiglu_mxfp8_sizes;
+  static constexpr auto tiles = &swiglu_mxfp8_tiles;
+  static constexpr auto launch_shape = &swiglu_mxfp8_launch_shape;
   static cake_status_t check_desc(const Desc &) { return CAKE_STATUS_SUCCESS; }
-  static bool sizes(int form, int64_t m, int64_t k, Sizes *s) {
-    return swiglu_mxfp8_sizes(form, m, k, s);
-  }
-  static int64_t tiles(const cake_program_desc &prog, int64_t m, int64_t k) {
-    return swiglu_mxfp8_tiles(prog, m, k);
-  }
-  static LaunchShape launch_shape(const cake_program_desc &prog, int64_t m, int64_t k, int sms) {
-    return swiglu_mxfp8_launch_shape(prog, m, k, sms);
-  }
   static bool fill_params(const cake_program_desc &prog, const Desc &d, const SwigluTensors &t,
                           Params *p) {
     return swiglu_mxfp8_fill_params(prog, d.m, d.k, t.in, t.grad, t.row_q, t.row_s, t.col_q,
                                     t.col_s, p);
   }
-  static void sizes_init(SizesOut *s) { cake_swiglu_mxfp8_sizes_init(s); }
   static void more_sizes(const Desc &, SizesOut *) {}
 };
 
