@@ -23,6 +23,7 @@
 
 #include "hd.h"
 #include "program_desc.h"
+#include "swiglu_forms.h"
 
 namespace cake {
 
@@ -36,15 +37,6 @@ constexpr int kFp8SlotCols = 16;   // k-columns of a thread's slot: 8 lanes a 12
 constexpr int kFp8BlockLanes = kFp8TileCols / kFp8SlotCols;
 constexpr int kFp8YPad = 4;  // words of padding every 16 rows of the Y tile (phase 2 banks)
 
-CAKE_HD constexpr bool f8_form_valid(int form) {
-  return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH;
-}
-CAKE_HD constexpr bool f8_backward(int form) { return form >= CAKE_SW_BWD_ROW; }
-CAKE_HD constexpr int f8_orientation(int form) { return form % 3; }  // 0 row, 1 col, 2 both
-CAKE_HD constexpr bool f8_rowwise(int form) { return f8_orientation(form) != 1; }
-CAKE_HD constexpr bool f8_colwise(int form) { return f8_orientation(form) != 0; }
-CAKE_HD constexpr int64_t f8_out_per_k(int form) { return f8_backward(form) ? 2 : 1; }
-
 CAKE_HD constexpr int64_t f8_slots(const SwigluFp8Knobs &k) {
   return (k.tile_rows / k.rows_per_thread) * kFp8BlockLanes;
 }
@@ -55,17 +47,17 @@ CAKE_HD constexpr int64_t f8_load_batch(const SwigluFp8Knobs &k) {
 // The Y tile (colwise/both), in 32-bit words: tile_rows rows of O-per-k * 64 words, 4 words of
 // padding every 16 rows.
 CAKE_HD constexpr int64_t f8_row_words(const SwigluFp8Knobs &k) {
-  return f8_out_per_k(k.form) * (kFp8TileCols / 2);
+  return sw_out_per_k(k.form) * (kFp8TileCols / 2);
 }
 CAKE_HD constexpr int64_t f8_y_words(const SwigluFp8Knobs &k) {
-  return f8_colwise(k.form) ? k.tile_rows * f8_row_words(k) + (k.tile_rows / 16) * kFp8YPad : 0;
+  return sw_colwise(k.form) ? k.tile_rows * f8_row_words(k) + (k.tile_rows / 16) * kFp8YPad : 0;
 }
 CAKE_HD constexpr int64_t f8_dynamic_smem_bytes(const SwigluFp8Knobs &k) {
   return f8_y_words(k) * 4;
 }
 // Phase 2's items: a column pair x 16 rows each, 8 lanes a 128-row block.
 CAKE_HD constexpr int64_t f8_col_items(const SwigluFp8Knobs &k) {
-  return f8_colwise(k.form) ? f8_row_words(k) * (k.tile_rows / 16) : 0;
+  return sw_colwise(k.form) ? f8_row_words(k) * (k.tile_rows / 16) : 0;
 }
 
 // ---- the knob rules, in the order the host checks them ----
@@ -77,7 +69,7 @@ CAKE_HD constexpr bool f8_rows_per_thread_ok(const SwigluFp8Knobs &k) {
 }
 CAKE_HD constexpr bool f8_tile_rows_ok(const SwigluFp8Knobs &k) {
   return k.tile_rows >= k.rows_per_thread && k.tile_rows <= 128 &&
-         (k.tile_rows & (k.tile_rows - 1)) == 0 && (!f8_colwise(k.form) || k.tile_rows == 128);
+         (k.tile_rows & (k.tile_rows - 1)) == 0 && (!sw_colwise(k.form) || k.tile_rows == 128);
 }
 CAKE_HD constexpr bool f8_slots_ok(const SwigluFp8Knobs &k) {
   return f8_slots(k) % k.threads == 0;
@@ -92,21 +84,12 @@ CAKE_HD constexpr bool f8_pipeline_ok(const SwigluFp8Knobs &k) {
 CAKE_HD constexpr bool f8_col_items_ok(const SwigluFp8Knobs &k) {
   return f8_col_items(k) % 32 == 0;
 }
-CAKE_HD constexpr bool f8_load_hint_ok(const SwigluFp8Knobs &k) {
-  return k.load_hint >= 0 && k.load_hint <= 2;
-}
-CAKE_HD constexpr bool f8_sigmoid_form_ok(const SwigluFp8Knobs &k) {
-  return k.sigmoid_form == 1 || k.sigmoid_form == 2;
-}
-CAKE_HD constexpr bool f8_band_form_ok(const SwigluFp8Knobs &k) {
-  return k.band_form >= 0 && k.band_form <= 3;
-}
 
 CAKE_HD constexpr bool f8_knobs_ok(const SwigluFp8Knobs &k) {
-  return f8_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
+  return sw_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
          f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_pipeline_ok(k) &&
          f8_col_items_ok(k) &&
-         f8_load_hint_ok(k) && f8_sigmoid_form_ok(k) && f8_band_form_ok(k);
+         sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) && sw_band_form_ok(k);
 }
 
 template <int kForm_, int kThreads_, int kTileRows_, int kRowsPerThread_, int kLoadHint_,
@@ -117,9 +100,9 @@ struct SwigluFp8Cfg {
                                             kBandForm_,   kLoadBatch_,  kPipeline_};
   static constexpr int kPipeline = kPipeline_;
   static constexpr int kForm = kForm_;
-  static constexpr bool kBackward = f8_backward(kForm_);
-  static constexpr bool kRowwise = f8_rowwise(kForm_);
-  static constexpr bool kColwise = f8_colwise(kForm_);
+  static constexpr bool kBackward = sw_backward(kForm_);
+  static constexpr bool kRowwise = sw_rowwise(kForm_);
+  static constexpr bool kColwise = sw_colwise(kForm_);
   static constexpr int kThreads = kThreads_;
   static constexpr int kTileRows = kTileRows_;
   static constexpr int kRpt = kRowsPerThread_;
@@ -130,14 +113,14 @@ struct SwigluFp8Cfg {
   static constexpr int kSlotCols = kFp8SlotCols;
   static constexpr int kSlotVecs = kSlotCols / 8;
   static constexpr int kSlotWords = kSlotCols / 2;
-  static constexpr int kOutPerK = static_cast<int>(f8_out_per_k(kForm_));
+  static constexpr int kOutPerK = static_cast<int>(sw_out_per_k(kForm_));
   static constexpr int kRowGroups = kTileRows / kRpt;
   static constexpr int kPasses = static_cast<int>(f8_passes(kKnobs));
   static constexpr int kBatch = static_cast<int>(f8_load_batch(kKnobs));
   static constexpr int kRowWords = static_cast<int>(f8_row_words(kKnobs));
   static constexpr int kColItems = static_cast<int>(f8_col_items(kKnobs));
 
-  static_assert(f8_form_valid(kForm_), "form");
+  static_assert(sw_form_valid(kForm_), "form");
   static_assert(f8_threads_ok(kKnobs), "threads: whole warps, at most 1024");
   static_assert(f8_rows_per_thread_ok(kKnobs), "rows_per_thread is 1 or 2");
   static_assert(f8_tile_rows_ok(kKnobs),
@@ -146,9 +129,9 @@ struct SwigluFp8Cfg {
   static_assert(f8_load_batch_ok(kKnobs), "load_batch: 0 or a divisor of the passes");
   static_assert(f8_pipeline_ok(kKnobs), "pipeline: 0, or 1 with every pass's loads at once");
   static_assert(f8_col_items_ok(kKnobs), "phase 2 items: whole warps");
-  static_assert(f8_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
-  static_assert(f8_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");
-  static_assert(f8_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");
+  static_assert(sw_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
+  static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");
+  static_assert(sw_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");
 };
 
 }  // namespace cake

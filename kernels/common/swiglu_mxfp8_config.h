@@ -69,6 +69,7 @@
 
 #include "hd.h"
 #include "program_desc.h"
+#include "swiglu_forms.h"
 
 namespace cake {
 
@@ -81,17 +82,6 @@ struct SwigluKnobs {
   int form, threads, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid_form, band_form;
   int pipeline, group_rows, col_lanes, slot_cols, row_from_tile;
 };
-
-// ---- forms ----
-CAKE_HD constexpr bool sw_form_valid(int form) {
-  return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH;
-}
-CAKE_HD constexpr bool sw_backward(int form) { return form >= CAKE_SW_BWD_ROW; }
-CAKE_HD constexpr int sw_orientation(int form) { return form % 3; }  // 0 row, 1 col, 2 both
-CAKE_HD constexpr bool sw_rowwise(int form) { return sw_orientation(form) != 1; }
-CAKE_HD constexpr bool sw_colwise(int form) { return sw_orientation(form) != 0; }
-CAKE_HD constexpr int64_t sw_out_per_k(int form) { return sw_backward(form) ? 2 : 1; }
-CAKE_HD constexpr int64_t sw_ops(int form) { return sw_backward(form) ? 3 : 2; }  // gate, up (, grad)
 
 // ---- knob defaults and decodings ----
 // k-columns of a thread's slot (slot_cols, 0: 16).
@@ -221,15 +211,6 @@ CAKE_HD constexpr bool sw_static_smem_ok(const SwigluKnobs &k) {
 }
 CAKE_HD constexpr bool sw_col_items_ok(const SwigluKnobs &k) {  // phase 2 in whole warps
   return !sw_colwise(k.form) || sw_col_items(k) % 32 == 0;
-}
-CAKE_HD constexpr bool sw_load_hint_ok(const SwigluKnobs &k) {
-  return k.load_hint >= 0 && k.load_hint <= 2;
-}
-CAKE_HD constexpr bool sw_sigmoid_form_ok(const SwigluKnobs &k) {
-  return k.sigmoid_form == 1 || k.sigmoid_form == 2;
-}
-CAKE_HD constexpr bool sw_band_form_ok(const SwigluKnobs &k) {
-  return k.band_form >= 0 && k.band_form <= 3;
 }
 CAKE_HD constexpr bool sw_pipeline_ok(const SwigluKnobs &k) {
   return k.pipeline >= 0 && k.pipeline <= kSwMaxStages;

@@ -1,7 +1,5 @@
 #include "families/swiglu_fp8_launch.h"
 
-#include <algorithm>
-
 #include "fp8_blockwise_encode.h"
 #include "mxfp8_encode.h"
 
@@ -26,7 +24,7 @@ SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog) {
 }
 
 uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog) {
-  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !f8_form_valid(prog.op)) return 0;
+  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(prog.op)) return 0;
   const SwigluFp8Knobs k = swiglu_fp8_knobs(prog);
   // Only knobs the kernel compiles with have a size (the rules keep the arithmetic defined).
   if (!f8_threads_ok(k) || !f8_rows_per_thread_ok(k) || !f8_tile_rows_ok(k)) return 0;
@@ -36,17 +34,13 @@ uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog) {
 bool swiglu_fp8_program_ok(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || prog.min_ctas_per_sm == 0) return false;
   const SwigluFp8Knobs k = swiglu_fp8_knobs(prog);
-  if (!f8_form_valid(k.form) || !f8_threads_ok(k) || !f8_rows_per_thread_ok(k) ||
+  if (!sw_form_valid(k.form) || !f8_threads_ok(k) || !f8_rows_per_thread_ok(k) ||
       !f8_tile_rows_ok(k) || !f8_slots_ok(k) || !f8_knobs_ok(k)) {
     return false;
   }
+  // Only a program with dynamic shared memory has a limit to check (its Y tile).
   const int64_t smem = f8_dynamic_smem_bytes(k);
-  if (smem > kSwMaxSmemPerCta) return false;
-  if (smem > 0 &&
-      int64_t{prog.min_ctas_per_sm} * (smem + kSwSmemReservedPerCta) > kSwSmemPerSm) {
-    return false;
-  }
-  return true;
+  return smem <= 0 || swiglu_smem_fits(prog.min_ctas_per_sm, smem);
 }
 
 int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
@@ -59,28 +53,14 @@ int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
 
 LaunchShape swiglu_fp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                     int sm_count) {
-  LaunchShape s{};
-  s.grid[1] = s.grid[2] = 1;
-  s.block = prog.threads;
-  s.smem_bytes = swiglu_fp8_dynamic_smem_bytes(prog);
-  int64_t tiles = swiglu_fp8_tiles(prog, M, K);
-  if (tiles < 1) tiles = 1;
-  int64_t ctas = std::min(tiles, kMaxTiles);
-  if (sm_count > 0) {
-    const int64_t wave = int64_t{sm_count} * std::max<int64_t>(prog.min_ctas_per_sm, 1);
-    ctas = std::min(ctas, wave);
-    // Below one CTA a SM, the fewest CTAs that keep the busiest one's tile count (as the
-    // MXFP8 family, lib/families/swiglu_mxfp8_launch.cc).
-    if (ctas <= sm_count) ctas = mx::ceil_div(tiles, mx::ceil_div(tiles, ctas));
-  }
-  s.grid[0] = static_cast<uint32_t>(ctas);
-  return s;
+  return swiglu_one_wave(prog, swiglu_fp8_tiles(prog, M, K), swiglu_fp8_dynamic_smem_bytes(prog),
+                         sm_count);
 }
 
 bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out) {
-  if (!f8_form_valid(form)) return false;
+  if (!sw_form_valid(form)) return false;
   if (M <= 0 || K <= 0 || M % fp8b::kBlockElems != 0 || K % fp8b::kBlockElems != 0) return false;
-  const int64_t O = f8_backward(form) ? 2 * K : K;
+  const int64_t O = sw_backward(form) ? 2 * K : K;
   if (K > INT64_MAX / 2) return false;
   int64_t q, in_bytes;
   if (!mx::checked_mul(M, O, &q) || !mx::checked_mul(M, 2 * K, &in_bytes) ||
@@ -91,11 +71,11 @@ bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out) {
   const int64_t s_bytes = q / fp8b::kBlockElems * 4;
   SwigluFp8Sizes r{};
   r.out_cols = O;
-  if (f8_rowwise(form)) {
+  if (sw_rowwise(form)) {
     r.row_q_bytes = q;
     r.row_s_bytes = s_bytes;
   }
-  if (f8_colwise(form)) {
+  if (sw_colwise(form)) {
     r.col_q_bytes = q;
     r.col_s_bytes = s_bytes;
   }
@@ -107,13 +87,13 @@ bool swiglu_fp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t K,
                             const void *in, const void *grad, void *row_q, void *row_s,
                             void *col_q, void *col_s, cake_swiglu_fp8_params *out) {
   const int form = prog.op;
-  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !f8_form_valid(form)) return false;
+  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(form)) return false;
   if (rule != fp8b::kScaleExact && rule != fp8b::kScalePow2) return false;
   SwigluFp8Sizes sz;
   if (!swiglu_fp8_sizes(form, M, K, &sz)) return false;
   const int64_t tiles = swiglu_fp8_tiles(prog, M, K);
   if (tiles < 1 || tiles > kMaxTiles) return false;
-  const bool bwd = f8_backward(form), row = f8_rowwise(form), col = f8_colwise(form);
+  const bool bwd = sw_backward(form), row = sw_rowwise(form), col = sw_colwise(form);
   cake_swiglu_fp8_params p{};
   p.in = static_cast<const uint16_t *>(in);
   p.grad = bwd ? static_cast<const uint16_t *>(grad) : nullptr;

@@ -1,7 +1,5 @@
 #include "families/swiglu_mxfp8_launch.h"
 
-#include <algorithm>
-
 #include "mxfp8_encode.h"
 
 namespace cake {
@@ -55,10 +53,7 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   // must fit the SM's shared memory together.
   if (sw_stages(k) >= 2) {
     const int64_t cta_smem = sw_smem_words(k) * 4 + sw_dynamic_smem_bytes(k);
-    if (cta_smem > kSwMaxSmemPerCta) return false;
-    if (int64_t{prog.min_ctas_per_sm} * (cta_smem + kSwSmemReservedPerCta) > kSwSmemPerSm) {
-      return false;
-    }
+    if (!swiglu_smem_fits(prog.min_ctas_per_sm, cta_smem)) return false;
   }
   return true;
 }
@@ -73,34 +68,15 @@ int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) 
 
 LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                       int sm_count) {
-  LaunchShape s{};
-  s.grid[1] = s.grid[2] = 1;
-  s.block = prog.threads;
-  s.smem_bytes = swiglu_mxfp8_dynamic_smem_bytes(prog);
-  int64_t tiles = swiglu_mxfp8_tiles(prog, M, K);
+  int64_t units = swiglu_mxfp8_tiles(prog, M, K);
   // Tile pairs: a CTA's unit of work is a pair of row tiles (the last one alone when the row
   // tiles are odd in number).
   const SwigluKnobs k = knobs_of(prog);
-  if (tiles >= 1 && sw_pair_rows(k) == 2) {
+  if (units >= 1 && sw_pair_rows(k) == 2) {
     const int64_t tiles_k = mx::ceil_div(K, int64_t{k.tile_cols});
-    tiles = sw_walk_rows(tiles / tiles_k, sw_pair_rows(k)) * tiles_k;
+    units = sw_walk_rows(units / tiles_k, sw_pair_rows(k)) * tiles_k;
   }
-  if (tiles < 1) tiles = 1;
-  int64_t ctas = std::min(tiles, kMaxTiles);
-  if (sm_count > 0) {
-    const int64_t wave = int64_t{sm_count} * std::max<int64_t>(prog.min_ctas_per_sm, 1);
-    ctas = std::min(ctas, wave);
-    // At one CTA a SM (the 512-thread programs) the CTAs stride over the units, so the busiest
-    // SM does ceil(units / ctas) of them and the others finish a unit earlier and idle: the
-    // fewest CTAs that keep that count give every SM the same count but the last (1.001-1.041x
-    // for the paired programs at 2048x4096 ... 8192x4096, 0.994-1.007x from 12288x7168 up;
-    // H200, docs/performance.md). With several CTAs a SM the same rule leaves some SMs a CTA
-    // short and the others' CTAs just as busy (0.94-1.01x), and the SMs' counts differ by at
-    // most one unit anyway.
-    if (ctas <= sm_count) ctas = mx::ceil_div(tiles, mx::ceil_div(tiles, ctas));
-  }
-  s.grid[0] = static_cast<uint32_t>(ctas);
-  return s;
+  return swiglu_one_wave(prog, units, swiglu_mxfp8_dynamic_smem_bytes(prog), sm_count);
 }
 
 bool swiglu_mxfp8_sizes(int form, int64_t M, int64_t K, SwigluMxfp8Sizes *out) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "families/swiglu_launch_common.h"
 #include "program_desc.h"
 #include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
@@ -28,17 +29,6 @@ enum SwigluKnob {
   kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
 };
 
-constexpr int64_t kSwMaxSmemPerCta = 227 * 1024;  // sm_90/sm_100 opt-in limit of one CTA
-constexpr int64_t kSwSmemPerSm = 228 * 1024;      // sm_90/sm_100 shared memory of one SM
-constexpr int64_t kSwSmemReservedPerCta = 1024;   // the system's share of each resident CTA
-
-struct LaunchShape {
-  uint32_t grid[3];    // CTAs; grid[1] = grid[2] = 1 (the kernel strides over tiles by gridDim.x)
-  uint32_t block;      // threads, as compiled into __launch_bounds__
-  uint32_t smem_bytes; // dynamic shared memory: the staged programs' input ring, else 0 (the Y
-                       // tile is static shared memory)
-};
-
 // Dynamic shared memory of a program: stages x a tile's input bytes for staged programs
 // (pipeline >= 2), 0 for the others. The handle opts every program with dynamic shared memory
 // in to it once.
@@ -57,9 +47,7 @@ bool swiglu_mxfp8_form_colwise(int form);
 // CTA tiles of the problem: ceil(M / tile_rows) * ceil(K / tile_cols); -1 on a bad argument.
 int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K);
 
-// Grid: one wave at the program's CTAs per SM (prog.min_ctas_per_sm, the count its register
-// budget is fitted to) times sm_count, never more CTAs than tiles; each CTA then strides over
-// tiles. sm_count <= 0 (unknown) launches one CTA per tile. Block: prog.threads.
+// Grid: swiglu_one_wave() over the CTAs' units of work (tiles, or tile pairs).
 LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                       int sm_count);
 

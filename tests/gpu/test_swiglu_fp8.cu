@@ -15,6 +15,7 @@
 
 #include "gpu_common.h"
 #include "mxfp8_encode.h"
+#include "swiglu_gpu_common.h"
 #include "swiglu_fp8_ref.h"
 #include "swiglu_mxfp8_ref.h"
 #include "swiglu_sigmoid_table.cuh"
@@ -32,18 +33,7 @@ uint16_t bf16(float f) { return cake_test::float_to_bf16_rne(f); }
 // Normals times 2^k per 128-column block (k uniform in [-kmax, kmax]) with a jitter of +-4
 // binades every 16 columns when kmax > 0.
 std::vector<uint16_t> random_input(int64_t rows, int64_t cols, int kmax) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::uniform_int_distribution<int> ex(-kmax, kmax), jit(-4, 4);
-  std::vector<uint16_t> v(size_t(rows) * cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    int k = 0, j = 0;
-    for (int64_t c = 0; c < cols; ++c) {
-      if (c % 128 == 0) k = kmax ? ex(cake_test::rng()) : 0;
-      if (c % 16 == 0) j = kmax ? jit(cake_test::rng()) : 0;
-      v[size_t(r) * cols + c] = bf16(std::ldexp(dist(cake_test::rng()), k + j));
-    }
-  }
-  return v;
+  return cake_swiglu_gpu::random_input(rows, cols, kmax, 128, true);
 }
 
 cake_swiglu_fp8_desc make_desc(int64_t M, int64_t K, int form, int rule, const char *program) {
@@ -65,49 +55,13 @@ cake_swiglu_fp8_sizes sizes_of(int64_t M, int64_t K, bool backward) {
   return s;
 }
 
-struct Device {
-  DeviceBuffer<uint16_t> in, grad;
-  DeviceBuffer<uint8_t> row_q, col_q;
-  DeviceBuffer<uint32_t> row_s, col_s;
-  Device(int64_t M, int64_t K, const cake_swiglu_fp8_sizes &s)
-      : in(size_t(M) * 2 * K, 0), grad(size_t(M) * K, 0), row_q(s.q_bytes), col_q(s.q_bytes),
-        row_s(s.row_s_bytes / 4), col_s(s.col_s_bytes / 4) {}
-  void poison() {
-    row_q.poison(0xa5);
-    row_s.poison(0xa5);
-    col_q.poison(0xa5);
-    col_s.poison(0xa5);
-  }
-};
-
-struct Host {
-  std::vector<uint8_t> row_q, col_q;
-  std::vector<uint32_t> row_s, col_s;
-};
+using Device = cake_swiglu_gpu::Device<uint32_t, cake_swiglu_fp8_sizes>;
+using Host = cake_swiglu_gpu::Host<uint32_t>;
 
 Host run(cake_handle_t h, Device &dev, int64_t M, int64_t K, int form, int rule,
          const char *program) {
-  dev.poison();
-  const cake_swiglu_fp8_desc d = make_desc(M, K, form, rule, program);
-  if (form >= 3) {
-    CAKE_OK(cake_swiglu_fp8_backward(h, &d, dev.in.ptr, dev.grad.ptr, dev.row_q.ptr,
-                                     dev.row_s.ptr, dev.col_q.ptr, dev.col_s.ptr, nullptr));
-  } else {
-    CAKE_OK(cake_swiglu_fp8_forward(h, &d, dev.in.ptr, dev.row_q.ptr, dev.row_s.ptr,
-                                    dev.col_q.ptr, dev.col_s.ptr, nullptr));
-  }
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
-  Host out;
-  if (form % 3 != 1) {
-    out.row_q = dev.row_q.download();
-    out.row_s = dev.row_s.download();
-  }
-  if (form % 3 != 0) {
-    out.col_q = dev.col_q.download();
-    out.col_s = dev.col_s.download();
-  }
-  return out;
+  return cake_swiglu_gpu::run(h, dev, make_desc(M, K, form, rule, program), form,
+                              &cake_swiglu_fp8_forward, &cake_swiglu_fp8_backward, nullptr);
 }
 
 template <class T>

@@ -30,6 +30,7 @@ extern "C" {
 
 #include "families/swiglu_fp8_launch.h"
 #include "fp8_blockwise_encode.h"
+#include "swiglu_emu_common.h"
 #include "swiglu_fp8_ref.h"
 #include "swiglu_mxfp8_ref.h"
 
@@ -80,15 +81,8 @@ struct EmuProgram {
     {tr, rpt, hint, sig, band, batch, pipe}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
-const std::vector<uint32_t> &table() {
-  static std::vector<uint32_t> t;
-  if (t.empty()) cake_ref::host_sigmoid_table(&t);
-  return t;
-}
-
-struct Inputs {
-  std::vector<uint16_t> in, grad;
-};
+using cake_swiglu_emu::Inputs;
+using cake_swiglu_emu::table;
 
 // Normals with one exponent per 128 values over [-kspan, kspan] and a jitter of +-4 per 16
 // values (blocks whose values span many binades: some underflow E4M3 after scaling), then the
@@ -113,11 +107,7 @@ Inputs make_inputs(int64_t M, int64_t K, int kspan, bool specials, uint32_t seed
   fill(x.in);
   fill(x.grad);
   if (specials) {
-    x.in[5] = 0x7FC0;                             // NaN gate, row 0
-    x.in[(size_t)(1 * 2 * K + K + 40)] = 0x7F80;  // +Inf up, row 1
-    x.in[(size_t)(2 * 2 * K + 3)] = 0xFF80;       // -Inf gate, row 2
-    x.in[(size_t)(3 * 2 * K + 7)] = 0x7F7F;       // max finite gate
-    x.grad[(size_t)(4 * K + 9)] = 0xFFC0;         // NaN grad
+    cake_swiglu_emu::add_nonfinite(&x, K);
     for (int j = 0; j < 128; ++j) x.in[(size_t)(5 * 2 * K + j)] = 0;  // zero gates
     for (int64_t m = 0; m < 128; ++m) x.in[(size_t)(m * 2 * K + K - 1)] = 0;  // a zero column
     // Row 6, columns [0, 128): ups of 2^-125 with gates near 1: Y about 2^-126, below the floor.

@@ -25,6 +25,7 @@ extern "C" {
 }
 
 #include "families/swiglu_mxfp8_launch.h"
+#include "swiglu_emu_common.h"
 #include "swiglu_mxfp8_gpu_checks.h"
 #include "swiglu_mxfp8_ref.h"
 
@@ -139,15 +140,8 @@ struct EmuProgram {
     {tr, tc, rpt, hint, sig, band, __VA_ARGS__}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
-const std::vector<uint32_t> &table() {
-  static std::vector<uint32_t> t;
-  if (t.empty()) cake_ref::host_sigmoid_table(&t);
-  return t;
-}
-
-struct Inputs {
-  std::vector<uint16_t> in, grad;
-};
+using cake_swiglu_emu::Inputs;
+using cake_swiglu_emu::table;
 
 // Block-scaled normals (exponent per 32 values over [-kspan, kspan]) with a few specials.
 Inputs make_inputs(int64_t M, int64_t K, int kspan, bool specials, uint32_t seed) {
@@ -166,11 +160,7 @@ Inputs make_inputs(int64_t M, int64_t K, int kspan, bool specials, uint32_t seed
     for (size_t j = 0; j < 32; ++j) x.grad[i + j] = mx::bf16_rn(ldexpf(nd(rng), k));
   }
   if (specials) {
-    x.in[5] = 0x7FC0;                         // NaN gate, row 0
-    x.in[(size_t)(1 * 2 * K + K + 40)] = 0x7F80;  // +Inf up, row 1
-    x.in[(size_t)(2 * 2 * K + 3)] = 0xFF80;       // -Inf gate, row 2
-    x.in[(size_t)(3 * 2 * K + 7)] = 0x7F7F;       // max finite gate
-    x.grad[(size_t)(4 * K + 9)] = 0xFFC0;         // NaN grad
+    cake_swiglu_emu::add_nonfinite(&x, K);
     for (int j = 0; j < 32; ++j) x.in[(size_t)(5 * 2 * K + 32 + j)] = 0;  // zero gates
   }
   return x;

@@ -1,0 +1,83 @@
+#include "api/swiglu_common.h"
+
+namespace cake {
+
+int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o) {
+  const int orient = o == CAKE_MXFP8_ROWWISE ? 0 : (o == CAKE_MXFP8_COLWISE ? 1 : 2);
+  return (backward ? 3 : 0) + orient;
+}
+
+cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
+                                const cake_mxfp8_orientation_t &orientation_field,
+                                const char *why_128) {
+  if (backward != 0 && backward != 1) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)",
+                backward);
+  }
+  if (m <= 0 || k <= 0) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->m = %lld, desc->k = %lld: both must be > 0",
+                static_cast<long long>(m), static_cast<long long>(k));
+  }
+  if (m % 128 != 0 || k % 128 != 0) {
+    return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                "desc->m = %lld, desc->k = %lld: both must be multiples of 128 (%s)",
+                static_cast<long long>(m), static_cast<long long>(k), why_128);
+  }
+  const int32_t orientation = enum_bits(orientation_field);
+  if (orientation != CAKE_MXFP8_ROWWISE && orientation != CAKE_MXFP8_COLWISE &&
+      orientation != CAKE_MXFP8_BOTH) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
+                "least one orientation must be enabled",
+                orientation);
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t swiglu_check_bytes(int64_t m, int64_t k, bool sizes_ok) {
+  if (sizes_ok) return CAKE_STATUS_SUCCESS;
+  return fail(CAKE_STATUS_INVALID_ARGUMENT,
+              "desc->m = %lld, desc->k = %lld: the buffers overflow 64-bit byte counts",
+              static_cast<long long>(m), static_cast<long long>(k));
+}
+
+cake_status_t swiglu_check_tiles(int64_t tiles, int64_t m, int64_t k,
+                                 const cake_program_desc &prog) {
+  if (tiles >= 1 && tiles <= INT32_MAX) return CAKE_STATUS_SUCCESS;
+  return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+              "desc->m = %lld, desc->k = %lld: %lld CTA tiles for program %s; at most %d",
+              static_cast<long long>(m), static_cast<long long>(k),
+              static_cast<long long>(tiles), prog.name, INT32_MAX);
+}
+
+cake_status_t swiglu_check_tensors(cake_handle_t handle, int backward,
+                                   cake_mxfp8_orientation_t orientation, SwigluTensors *t) {
+  const bool rows = orientation & CAKE_MXFP8_ROWWISE;
+  const bool cols = orientation & CAKE_MXFP8_COLWISE;
+  if (!backward) t->grad = nullptr;
+  if (!rows) t->row_q = t->row_s = nullptr;
+  if (!cols) t->col_q = t->col_s = nullptr;
+  // Checked in this order: every NULL first, then every alignment, then device memory.
+  const struct {
+    const void *ptr;
+    const char *name;
+    bool used;
+  } tensors[] = {{t->in, "in", true},       {t->grad, "grad", backward != 0},
+                 {t->row_q, "row_q", rows}, {t->row_s, "row_s", rows},
+                 {t->col_q, "col_q", cols}, {t->col_s, "col_s", cols}};
+  for (const auto &x : tensors) {
+    if (x.used) CAKE_TRY(check_not_null(x.ptr, x.name));
+  }
+  for (const auto &x : tensors) {
+    if (x.used) CAKE_TRY(check_aligned16(x.ptr, x.name));
+  }
+  for (const auto &x : tensors) CAKE_TRY(check_device_pointer(handle, x.ptr, x.name));
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t swiglu_fill_failed(const cake_program_desc &prog, int64_t m, int64_t k) {
+  return fail(CAKE_STATUS_INTERNAL_ERROR, "program %s cannot run M = %lld, K = %lld", prog.name,
+              static_cast<long long>(m), static_cast<long long>(k));
+}
+
+}  // namespace cake

@@ -1,0 +1,136 @@
+// The entry-point flow the SwiGLU families share (lib/api/swiglu_mxfp8.cc, swiglu_fp8.cc): read
+// and validate the descriptor, pick the program, check the tile count, check the pointers, fill
+// the parameters, launch; the query answers from the same preparation. A family supplies its
+// traits (descriptor and parameter types, family id, the reason M and K are multiples of 128,
+// its extra descriptor checks, sizes, tiles, launch shape and parameter fill), so every check
+// and message is written once and both families validate in the same order.
+#pragma once
+#include <stdint.h>
+
+#include "api/handle.h"
+#include "api/launch.h"
+#include "api/program_info.h"
+#include "api/struct_size.h"
+#include "api/validate.h"
+#include "cake.h"
+#include "error/error.h"
+#include "families/family.h"
+#include "families/swiglu_launch_common.h"
+#include "router/router.h"
+
+namespace cake {
+
+// The form of a call: 0..2 forward rowwise/colwise/both, 3..5 the same backward.
+int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o);
+
+// The descriptor checks of both families, in order: backward is 0 or 1, M and K positive and
+// multiples of 128 (`why_128` says the family's reason), the orientation one of the three.
+cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
+                                const cake_mxfp8_orientation_t &orientation, const char *why_128);
+
+// Input [M, 2K] BF16 and every output must be addressable with 64-bit byte counts: `sizes_ok`
+// is the family's own size computation for the form.
+cake_status_t swiglu_check_bytes(int64_t m, int64_t k, bool sizes_ok);
+
+// The program's CTA tiles must be 1 .. INT32_MAX.
+cake_status_t swiglu_check_tiles(int64_t tiles, int64_t m, int64_t k,
+                                 const cake_program_desc &prog);
+
+// The tensors of one call. swiglu_check_tensors() checks those the form uses (non-NULL, 16-byte
+// aligned, device memory) and sets those it does not use to NULL.
+struct SwigluTensors {
+  const void *in;
+  const void *grad;
+  void *row_q, *row_s, *col_q, *col_s;
+};
+cake_status_t swiglu_check_tensors(cake_handle_t handle, int backward,
+                                   cake_mxfp8_orientation_t orientation, SwigluTensors *t);
+
+// The parameter fill refused a problem the API accepted.
+cake_status_t swiglu_fill_failed(const cake_program_desc &prog, int64_t m, int64_t k);
+
+// F, a family's traits: Desc, Params, Sizes (the family's host sizes, row_/col_ q/s bytes),
+// SizesOut (the ABI's sizes struct); kFamily, kWhy128; desc_init, sizes_init, sizes, tiles,
+// launch_shape (the family's functions); check_desc (checks beyond the shared ones, after them),
+// fill_params, more_sizes (SizesOut fields beyond the shared ones).
+template <class F>
+struct SwigluApi {
+  using Desc = typename F::Desc;
+
+  struct Call {
+    Desc desc;
+    int form;
+    ProgramChoice choice;
+    int64_t metric;  // M*K
+    LaunchShape launch;
+  };
+
+  static cake_status_t read_desc(const Desc *user, int backward, Desc *d, int *form) {
+    CAKE_TRY(check_not_null(user, "desc"));
+    F::desc_init(d);
+    CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d));
+    CAKE_TRY(swiglu_check_desc(backward, d->m, d->k, d->orientation, F::kWhy128));
+    CAKE_TRY(F::check_desc(*d));
+    *form = swiglu_form_of(backward != 0, d->orientation);
+    typename F::Sizes sizes;
+    return swiglu_check_bytes(d->m, d->k,
+                              d->m <= INT64_MAX / d->k / 4 && F::sizes(*form, d->m, d->k, &sizes));
+  }
+
+  static cake_status_t prepare(cake_handle_t h, const Desc *user, int backward, Call *call) {
+    CAKE_TRY(check_handle(h));
+    CAKE_TRY(read_desc(user, backward, &call->desc, &call->form));
+    const ArchTable &table = *h->table;
+    call->metric = call->desc.m * call->desc.k;
+    const ProgramRequest req = {F::kFamily, static_cast<uint16_t>(call->form), 0,
+                                call->metric, 0, 0, call->desc.program, 0};
+    CAKE_TRY(resolve_program(table, family_ops(F::kFamily)->routing, req, &call->choice));
+    const cake_program_desc &prog = table.programs[call->choice.program];
+    CAKE_TRY(swiglu_check_tiles(F::tiles(prog, call->desc.m, call->desc.k), call->desc.m,
+                                call->desc.k, prog));
+    call->launch = F::launch_shape(prog, call->desc.m, call->desc.k, h->sm_count);
+    return CAKE_STATUS_SUCCESS;
+  }
+
+  static cake_status_t run(cake_handle_t handle, const Desc *desc, int backward, SwigluTensors t,
+                           cake_stream_t stream) {
+    Call call;
+    CAKE_TRY(prepare(handle, desc, backward, &call));
+    CAKE_TRY(swiglu_check_tensors(handle, backward, call.desc.orientation, &t));
+    const cake_program_desc &prog = handle->table->programs[call.choice.program];
+    typename F::Params p;
+    if (!F::fill_params(prog, call.desc, t, &p)) {
+      return swiglu_fill_failed(prog, call.desc.m, call.desc.k);
+    }
+    return launch_program(handle, call.choice.program, call.launch.grid[0], call.launch.block,
+                          call.launch.smem_bytes, stream, &p);
+  }
+
+  // Sizes of both orientations, whatever the descriptor enables; the family adds its own fields.
+  static cake_status_t buffer_sizes(const Desc *desc, int backward, typename F::SizesOut *sizes) {
+    Desc d;
+    int form = 0;
+    CAKE_TRY(read_desc(desc, backward, &d, &form));
+    CAKE_TRY(check_not_null(sizes, "sizes"));
+    typename F::Sizes s;
+    F::sizes(swiglu_form_of(backward != 0, CAKE_MXFP8_BOTH), d.m, d.k, &s);
+    typename F::SizesOut out;
+    F::sizes_init(&out);
+    out.out_cols = backward ? 2 * d.k : d.k;
+    out.q_bytes = static_cast<size_t>(s.row_q_bytes);
+    out.row_s_bytes = static_cast<size_t>(s.row_s_bytes);
+    out.col_s_bytes = static_cast<size_t>(s.col_s_bytes);
+    F::more_sizes(d, &out);
+    return write_struct("sizes", sizes, &out, sizeof out);
+  }
+
+  static cake_status_t query(cake_handle_t handle, const Desc *desc, int backward,
+                             cake_program_info *info) {
+    Call call;
+    CAKE_TRY(prepare(handle, desc, backward, &call));
+    const int64_t grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
+    return write_program_info(handle, call.choice, grid, call.metric, info);
+  }
+};
+
+}  // namespace cake
