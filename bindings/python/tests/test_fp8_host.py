@@ -44,7 +44,7 @@ def test_fakes_shapes_and_strides():
         assert rq.shape == (256, 768) and rs.shape == (6, 256) and cq.numel() == 0
         with pytest.raises(ValueError, match="scale_rule"):
             torch.ops.cake.swiglu_fp8_fwd(inp, 1, 2)
-        with pytest.raises(Exception, match="multiple of 128"):
+        with pytest.raises(Exception, match="multiples of 128 \\(the 1x128 scale block\\)"):
             torch.ops.cake.swiglu_fp8_fwd(torch.empty(200, 768, dtype=torch.bfloat16), 1, 0)
 
 

@@ -118,7 +118,11 @@ def orientation(value):
     return _cake.Orientation.parse(value)
 
 
-def swiglu(op, inp, grad=None, orient=None):
+_MXFP8_TILE = "the swizzled 128x4 scale layout's tile"
+FP8_BLOCK = "the 1x128 scale block"
+
+
+def swiglu(op, inp, grad=None, orient=None, why128=_MXFP8_TILE):
     """The SwiGLU + MXFP8 rules; @p orient (the operators' int argument) is checked where the
     operator checks it, between its own rules and the library's. Returns the Orientation (None
     when @p orient is None)."""
@@ -137,7 +141,7 @@ def swiglu(op, inp, grad=None, orient=None):
             raise _invalid(f"desc->m = {m}, desc->k = {k}: both must be > 0")
         if m % 128 or k % 128:
             raise _unsupported(f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 "
-                               "(the swizzled 128x4 scale layout's tile)")
+                               f"({why128})")
     return parsed
 
 
