@@ -84,6 +84,9 @@ def _cases(torch, args):
     for o in ("rowwise", "colwise", "both"):
         case(f"sw_fwd_{o}", f"`cake.torch.swiglu_mxfp8` ({args.swiglu_m} x {args.swiglu_k}, {o})",
              "rms_fwd", lambda o=o: ct.swiglu_mxfp8(inp, o))
+    for o in ("rowwise", "both"):
+        case(f"sw8_fwd_{o}", f"`cake.torch.swiglu_fp8` ({args.swiglu_m} x {args.swiglu_k}, {o})",
+             "rms_fwd", lambda o=o: ct.swiglu_fp8(inp, o))
     case("sw_bwd_rowwise", f"`cake.torch.swiglu_mxfp8_backward` ({args.swiglu_m} x "
          f"{args.swiglu_k}, rowwise)", "rms_fwd", lambda: ct.swiglu_mxfp8_backward(inp, grad))
 
