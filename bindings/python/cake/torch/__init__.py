@@ -111,7 +111,9 @@ def normgate(x: torch.Tensor, z: Optional[torch.Tensor], w: torch.Tensor, eps: f
     gate_before_norm: False: y = rmsnorm_G(x) * w * a(z); True: y = rmsnorm_G(x * a(z)) * w;
     group_size: columns per mean-square group (None: the whole row);
     x, z: bfloat16, float16 or float32 (they may differ); w: bfloat16, float16 or float32;
-    y has x's dtype;
+    y has x's dtype. The tuned programs serve SiLU after a whole-row norm with x, z and w all
+    bfloat16; anything else (an FP32 master w included: it is used as FP32, not rounded) runs
+    the general variant programs;
     deterministic: the deterministic package (dw bits fixed by the inputs) or the faster
       non-deterministic one (dw within 1 ulp);
     dw_dtype: the dtype dw is reduced in (None: w's); w.grad has w's dtype;
