@@ -27,6 +27,8 @@ FAMILIES = {
                  "bars": NG_BARS, "vs": NG_VS},
     "swiglu": {"file": "swiglu-mxfp8", "title": "SwiGLU + MXFP8", "xlabel": "M x K",
                "bars": [(f, "-") for f in SW_FORMS], "vs": [(f, "Cake") for f in SW_FORMS]},
+    "swiglu_fp8": {"file": "swiglu-fp8", "title": "SwiGLU + FP8 blockwise 1x128", "xlabel": "M x K",
+                   "bars": [(f, "-") for f in SW_FORMS], "vs": [(f, "Cake") for f in SW_FORMS]},
 }
 
 

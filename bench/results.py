@@ -214,7 +214,8 @@ def dumps(doc):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cake", help="cake-bench --routing --json output")
-    ap.add_argument("peers", help="bench/peers/peers.py --json output of the same machine")
+    ap.add_argument("peers", help="bench/peers/peers.py --json output of the same machine, or - for "
+                    "none (a run whose peers are in --variants only)")
     ap.add_argument("-o", "--output", required=True, help="bench/results/<device>.json")
     ap.add_argument("--commit", help="the library's commit (default: this checkout's HEAD)")
     ap.add_argument("--driver", help="the NVIDIA driver version, e.g. 580.159.04")
@@ -228,8 +229,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     with open(a.cake) as f:
         cake = json.load(f)
-    with open(a.peers) as f:
-        peers = json.load(f)
+    peers = {}
+    if a.peers != "-":
+        with open(a.peers) as f:
+            peers = json.load(f)
     if cake.get("tool") != "cake-bench" or "results" not in cake:
         sys.exit("results.py: %s is not cake-bench JSON" % a.cake)
     doc = build(cake, peers, a, a.output)

@@ -115,13 +115,15 @@ def header(doc):
         "- Method: %d rounds x %d launches (warm-up %d), cold L2 (%.0f MiB flush before every "
         "timed launch), median of round medians." % (m["rounds"], m["iters"], m["warmup"],
                                                       m["flush_mib"]),
-        "- References: device copy %.1f GB/s (%s); empty-kernel graph replay %.2f us "
-        "(cake-bench), %.2f us (peers.py)." % (ref["copy_gbps"], ref["copy_how"], ref["floor_us"],
-                                               ref["peers_floor_us"]),
+        "- References: device copy %.1f GB/s (%s); empty-kernel graph replay %s us "
+        "(cake-bench), %s us (peers.py)." % (ref["copy_gbps"], ref["copy_how"], us(ref["floor_us"]),
+                                             us(ref["peers_floor_us"])),
     ])
 
 
 def normgate_limit(d):
+    if not d.shapes("normgate"):
+        return []
     out = ["Norm-gate, D = 128 (T x H rows of BF16), Cake's time (us) against the limit line and "
            "the device copy. `fwd`: eager launch, CUPTI kernel time; the other ops: CUDA-graph "
            "replays; `fwd+bwd` = `fwdg` + `bwdg`; `=`: the forward has one package.", "",
@@ -170,19 +172,28 @@ def legend(names):
                                  if short_peer(p) != p)
 
 
-def swiglu(d):
-    names = d.peers("swiglu")
-    out = ["SwiGLU + MXFP8 (input M x 2K BF16, outputs E4M3 with E8M0 scales), CUDA-graph replays "
-           "(us). %% limit = limit us / Cake us; %% copy = Cake's GB/s / the device copy's; peers in "
-           "peers.py's harness (bold: the best); vs best = Cake's speedup over it, paired.%s" % (
-               " " + legend(names) + "." if names else ""), "",
+SWIGLU_TITLES = {
+    "swiglu": "SwiGLU + MXFP8 (input M x 2K BF16, outputs E4M3 with E8M0 scales)",
+    "swiglu_fp8": "SwiGLU + FP8 blockwise 1x128 (input M x 2K BF16, outputs E4M3 with FP32 scales "
+                  "per 128 values, exact scale rule)",
+}
+
+
+def swiglu(d, family="swiglu"):
+    names = d.peers(family)
+    shapes = d.shapes(family)
+    if not shapes:
+        return []
+    out = ["%s, CUDA-graph replays (us). %% limit = limit us / Cake us; %% copy = Cake's GB/s / the "
+           "device copy's; peers in peers.py's harness (bold: the best); vs best = Cake's speedup "
+           "over it, paired.%s" % (SWIGLU_TITLES[family], " " + legend(names) + "." if names else ""), "",
            "| M x K | form | Cake us | limit us | %% limit | %% copy | %s | vs best | program |" % (
                " | ".join(short_peer(p) for p in names)),
            "| --- | --- | ---: | ---: | ---: | ---: | %s | ---: | --- |" % (
                " | ".join("---:" for _ in names))]
-    for sh in d.shapes("swiglu"):
+    for sh in shapes:
         for form in SW_FORMS:
-            r = d.cake.get(("swiglu", form, sh, "-"))
+            r = d.cake.get((family, form, sh, "-"))
             if not r:
                 continue
             ok = "us" in r
@@ -190,8 +201,8 @@ def swiglu(d):
                 sh, form, us(r.get("us")), us(r.get("limit_us")),
                 pct(r.get("limit_us"), r.get("us")),
                 "%.1f%%" % (100 * r["frac_copy"]) if r.get("frac_copy") else "-",
-                " | ".join(peer_cells(d, "swiglu", form, sh, names)),
-                speedup(d.paired.get(("swiglu", form, sh, "Cake"))),
+                " | ".join(peer_cells(d, family, form, sh, names)),
+                speedup(d.paired.get((family, form, sh, "Cake"))),
                 "`%s`" % r["program"] if ok else r.get("status", "")))
     return out
 
@@ -331,7 +342,7 @@ def variants(doc):
 def render(doc):
     d = Doc(doc)
     blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), swiglu(d),
-              floors(d), skipped(d), routing(d), variants(doc)]
+              swiglu(d, "swiglu_fp8"), floors(d), skipped(d), routing(d), variants(doc)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 

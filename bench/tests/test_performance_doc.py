@@ -36,7 +36,11 @@ class PerformanceDoc(unittest.TestCase):
             text = f.read()
         for path in RESULTS:
             device = tables.device_of(path)
-            for spec in plot.FAMILIES.values():
+            doc = tables.load(path)
+            present = {r["family"] for r in doc["cake"] if "us" in r and r.get("limit_us")}
+            for family, spec in plot.FAMILIES.items():
+                if family not in present:  # a run of some families draws only theirs
+                    continue
                 name = "img/%s-%s.png" % (spec["file"], device)
                 self.assertTrue(os.path.exists(os.path.join(ROOT, "docs", name)), name)
                 self.assertIn("(%s)" % name, text)

@@ -261,15 +261,16 @@ BwdRef backward_ref(const Inputs &in) {
   return r;
 }
 
+// l2: judge each tensor's relative L2 error too (the per-element contract always applies).
 void check_backward(const Inputs &in, const BwdRef &ref, const BwdRun &run, const BwdOut &out,
-                    const std::vector<unsigned char> *dw0) {
+                    const std::vector<unsigned char> *dw0, bool l2 = true) {
   const Case &c = in.c;
   std::string first;
   int64_t bad = cake_test::check_row_tensor("dx", c.xdt, c.rows, c.d, ref.dx, out.dx.data(), in.dxs,
-                                            true, true, &first);
+                                            true, l2, &first);
   if (bad == 0 && gated(c)) {
     bad = cake_test::check_row_tensor("dz", c.zdt, c.rows, c.d, ref.dz, out.dz.data(), in.dzs, true,
-                                      true, &first);
+                                      l2, &first);
   }
   if (!gated(c)) {  // dz is not written: still the poison
     for (unsigned char b : out.dz) {
@@ -533,7 +534,10 @@ static void test_variant_special_rows(void **) {
     BwdRun run;
     run.flags = CAKE_NORMGATE_DW_SKIP;  // the NaN reaches every dw column it touches
     const BwdOut bwd = run_backward(g_handle, in, run);
-    check_backward(in, ref, run, bwd, nullptr);
+    // The all-zero group's dx (rstd = 1/sqrt(eps)) is about 1000x every other element, so the
+    // tensor's L2 error is the statistics of those 64 elements, not of the >= 4096 the L2 rule
+    // is stated for; every element is still held to the per-element contract.
+    check_backward(in, ref, run, bwd, nullptr, false);
   }
 }
 
