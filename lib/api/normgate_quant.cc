@@ -128,12 +128,16 @@ CAKE_API cake_status_t cake_normgate_forward_quantized(
     cake_stream_t stream) {
   clear_error();
   NormgateCall call;
+  CAKE_TRY(check_handle(handle));
+  CAKE_TRY(check_not_null(quant, "quant"));  // (NULL would ask normgate_prepare_forward for the plain forward)
   CAKE_TRY(normgate_prepare_forward(handle, desc, quant, &call));
+  // The outputs' null and alignment rules, then the forward's tensors (their device checks
+  // last of theirs), then the outputs' device checks.
   CAKE_TRY(check_not_null(q, "q"));
   CAKE_TRY(check_not_null(q_scale, "q_scale"));
-  CAKE_TRY(normgate_check_forward_tensors(handle, call.desc, x, z, w, y, true, rstd));
   CAKE_TRY(check_aligned16(q, "q"));
   CAKE_TRY(check_aligned16(q_scale, "q_scale"));
+  CAKE_TRY(normgate_check_forward_tensors(handle, call.desc, x, z, w, y, true, rstd));
   CAKE_TRY(check_device_pointer(handle, q, "q"));
   CAKE_TRY(check_device_pointer(handle, q_scale, "q_scale"));
   cake_normgate_params p;
@@ -149,6 +153,8 @@ CAKE_API cake_status_t cake_normgate_forward_quantized_query(cake_handle_t handl
                                                              cake_program_info *info) {
   clear_error();
   NormgateCall call;
+  CAKE_TRY(check_handle(handle));
+  CAKE_TRY(check_not_null(quant, "quant"));  // (NULL would ask normgate_prepare_forward for the plain forward)
   CAKE_TRY(normgate_prepare_forward(handle, desc, quant, &call));
   return write_program_info(handle, call.choice, call.launch.grid, call.metric, info);
 }
