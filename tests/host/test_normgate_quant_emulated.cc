@@ -103,7 +103,7 @@ Out run(const Inputs &in, int64_t rows_per_block, const Quant *quant, bool write
     p.heads = static_cast<int32_t>(quant->heads);
     p.q_rows = T;
     p.scale_rule = quant->rule;
-    int64_t sbytes;
+    int64_t sbytes = 0;
     if (quant->format == 1) {
       sbytes = 4 * T * (K / 128);
       p.s_cols_padded = static_cast<int32_t>(K / 128);
