@@ -652,6 +652,112 @@ CAKE_API cake_status_t cake_swiglu_fp8_query(cake_handle_t handle,
 
 /** @} */
 
+/* ---------------------------------------------------------------------------------------- */
+/** @name Normgate with quantized y: the forward's y written as FP8 for the GEMM that reads it.
+ * One pass writes E4M3 data and its scales (and, optionally, the BF16 y); the bytes are those of
+ * the plain forward's BF16 y quantized by the format's block rule: docs/spec/normgate.md,
+ * "Quantized y". The backward is cake_normgate_backward(). Added in 0.4. */
+/** @{ */
+
+/** The quantized form of y. */
+typedef enum cake_normgate_quant_format {
+  /** E4M3 + one FP32 scale per 128 consecutive columns, scales MN-major
+   * (docs/spec/fp8-blockwise.md): F.scaled_mm's BlockWise1x128, DeepGEMM. d a multiple of 128. */
+  CAKE_NORMGATE_QUANT_FP8_BLOCKWISE = 1,
+  /** E4M3 + one E8M0 scale per 32 columns, swizzled 128x4 (docs/spec/swiglu-mxfp8.md):
+   * Blackwell's MXFP8 GEMMs. d a multiple of 32. */
+  CAKE_NORMGATE_QUANT_MXFP8 = 2,
+} cake_normgate_quant_format_t;
+
+/** The quantized output of a normgate forward. Initialise with cake_normgate_quant_desc_init(). */
+typedef struct cake_normgate_quant_desc {
+  size_t struct_size;                  /**< sizeof(cake_normgate_quant_desc). */
+  cake_normgate_quant_format_t format; /**< Default CAKE_NORMGATE_QUANT_FP8_BLOCKWISE. */
+  /** FP8 blockwise: CAKE_FP8_SCALE_EXACT (default) or CAKE_FP8_SCALE_POW2. Not read for MXFP8
+   *  (its E8M0 scale has one rule). */
+  cake_fp8_scale_rule_t scale_rule;
+  /** Normgate rows a row of the quantized matrix holds (0, the default, means 1): the quantized
+   *  matrix is [rows / heads, heads * d], normgate row t * heads + h being its row t, columns
+   *  [h * d, (h + 1) * d). For [T, H, d] heads whose next GEMM reads [T, H * d] (o_proj): H. */
+  int64_t heads;
+} cake_normgate_quant_desc;
+
+/** Sizes of the quantized outputs of one call. */
+typedef struct cake_normgate_quant_sizes {
+  size_t struct_size; /**< sizeof(cake_normgate_quant_sizes). */
+  int64_t q_rows;     /**< T = rows / heads: rows of the quantized matrix. */
+  int64_t q_cols;     /**< heads * d: its columns (the next GEMM's K). */
+  size_t q_bytes;     /**< E4M3 data, [T, heads * d] row-major: rows * d bytes. */
+  size_t s_bytes;     /**< Scales: FP8 blockwise 4 * T * (heads * d / 128); MXFP8 the swizzled
+                           [T, heads * d / 32] matrix padded to 128 x 4 tiles. */
+  int64_t s_cols;     /**< Scale columns: heads * d / 128 (FP8 blockwise) or / 32 (MXFP8). */
+  int64_t s_stride;   /**< FP8 blockwise: elements between scale columns (T, MN-major: scale
+                           (t, j) at j * T + t). MXFP8: 0 (swizzled). */
+} cake_normgate_quant_sizes;
+
+/**
+ * Set @p quant to defaults (FP8 blockwise, exact scales, one head).
+ * @param[out] quant The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p quant is NULL.
+ */
+CAKE_API cake_status_t cake_normgate_quant_desc_init(cake_normgate_quant_desc *quant);
+
+/**
+ * Set @p sizes's struct_size and zero the rest.
+ * @param[out] sizes The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL.
+ */
+CAKE_API cake_status_t cake_normgate_quant_sizes_init(cake_normgate_quant_sizes *sizes);
+
+/**
+ * Buffer sizes of cake_normgate_forward_quantized() for @p desc (rows, d) and @p quant. Needs no
+ * handle and no device; applies every rule of the call on rows, d and @p quant.
+ * @param[in]  desc   The forward's descriptor.
+ * @param[in]  quant  The quantized output.
+ * @param[out] sizes  Initialised with cake_normgate_quant_sizes_init().
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT, CAKE_STATUS_UNSUPPORTED_SHAPE.
+ */
+CAKE_API cake_status_t cake_normgate_quant_buffer_sizes(const cake_normgate_desc *desc,
+                                                        const cake_normgate_quant_desc *quant,
+                                                        cake_normgate_quant_sizes *sizes);
+
+/**
+ * Forward with quantized y: the y of cake_normgate_forward() (the default form: SiLU gate after
+ * a whole-row norm, BF16 x, z, w), rounded to BF16, then quantized by @p quant's format, in one
+ * pass. The BF16 y is written too when @p y is not NULL.
+ * @param[in]  handle  A live handle.
+ * @param[in]  desc    As for cake_normgate_forward() (the default form only).
+ * @param[in]  quant   Format, scale rule, heads.
+ * @param[in]  x       BF16 [rows, x_stride], 16-byte aligned.
+ * @param[in]  z       BF16 [rows, z_stride], 16-byte aligned.
+ * @param[in]  w       BF16 [d], 16-byte aligned.
+ * @param[out] y       NULL (not written), or BF16 [rows, y_stride], 16-byte aligned.
+ * @param[out] rstd    NULL, or FP32 [rows].
+ * @param[out] q       E4M3 [rows, d] packed (= [rows / heads, heads * d]), 16-byte aligned.
+ * @param[out] q_scale The scales (cake_normgate_quant_buffer_sizes()), 16-byte aligned.
+ * @param[in]  stream  The stream to launch on.
+ * @return As cake_normgate_forward(). Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_normgate_forward_quantized(
+    cake_handle_t handle, const cake_normgate_desc *desc, const cake_normgate_quant_desc *quant,
+    const void *x, const void *z, const void *w, void *y, float *rstd, void *q, void *q_scale,
+    cake_stream_t stream);
+
+/**
+ * Which program cake_normgate_forward_quantized() would run, and why.
+ * @param[in]  handle A live handle.
+ * @param[in]  desc   As for the call.
+ * @param[in]  quant  As for the call.
+ * @param[out] info   Initialised with cake_program_info_init(); receives the choice.
+ * @return As the call, without the pointer checks.
+ */
+CAKE_API cake_status_t cake_normgate_forward_quantized_query(cake_handle_t handle,
+                                                             const cake_normgate_desc *desc,
+                                                             const cake_normgate_quant_desc *quant,
+                                                             cake_program_info *info);
+
+/** @} */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

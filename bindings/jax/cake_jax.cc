@@ -14,6 +14,10 @@
 //   cake_jax_swiglu_mxfp8_fwd    in (BF16 [m, 2k])         -> row_q, row_s,       orientation,
 //                                                             col_q, col_s        program
 //   cake_jax_swiglu_mxfp8_bwd    in, grad (BF16 [m, k])    -> the same, O = 2k
+//   cake_jax_swiglu_fp8_fwd      in                        -> row_q, row_s (FP32  orientation,
+//                                                             [O/128, m]), col_q, scale_rule,
+//                                                             col_s ([m/128, O])  program
+//   cake_jax_swiglu_fp8_bwd      in, grad                  -> the same, O = 2k
 //
 // Every kernel launches on the stream of the call frame (ffi::PlatformStream<cudaStream_t>).
 // A failing Cake call becomes an ffi::Error carrying the status name and
@@ -47,6 +51,9 @@
 #pragma weak cake_swiglu_mxfp8_forward
 #pragma weak cake_swiglu_mxfp8_backward
 #pragma weak cake_swiglu_mxfp8_query
+#pragma weak cake_swiglu_fp8_desc_init
+#pragma weak cake_swiglu_fp8_forward
+#pragma weak cake_swiglu_fp8_backward
 
 namespace ffi = xla::ffi;
 
@@ -339,69 +346,113 @@ ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, ffi::AnyBuffer 
   return ffi::Error::Success();
 }
 
-// ---- swiglu + mxfp8 ----------------------------------------------------------------------
+// ---- swiglu + mxfp8, swiglu + fp8 blockwise -----------------------------------------------
 void *data_or_null(const ffi::Result<ffi::AnyBuffer> &b) {
   return b->element_count() == 0 ? nullptr : b->untyped_data();
 }
 
-ffi::Error SwigluShapes(const BF16Buffer &in, int64_t *m, int64_t *k) {
-  auto dims = in.dimensions();
-  if (dims.size() != 2 || dims[1] % 2 != 0) {
-    return ffi::Error::InvalidArgument("cake_jax swiglu_mxfp8: in must be BF16 [m, 2k]");
+// What the SwiGLU handlers need of a family: its descriptor, its entry points (weak: NULL when
+// the library lacks them), its name in messages, and whether its descriptor has a scale rule.
+struct Mxfp8Family {
+  using Desc = cake_swiglu_mxfp8_desc;
+  static constexpr const char *kName = "swiglu_mxfp8";
+  static auto init() { return &cake_swiglu_mxfp8_desc_init; }
+  static auto forward() { return &cake_swiglu_mxfp8_forward; }
+  static auto backward() { return &cake_swiglu_mxfp8_backward; }
+  static void set_scale_rule(Desc *, int32_t) {}
+};
+
+struct Fp8Family {
+  using Desc = cake_swiglu_fp8_desc;
+  static constexpr const char *kName = "swiglu_fp8";
+  static auto init() { return &cake_swiglu_fp8_desc_init; }
+  static auto forward() { return &cake_swiglu_fp8_forward; }
+  static auto backward() { return &cake_swiglu_fp8_backward; }
+  static void set_scale_rule(Desc *d, int32_t rule) {
+    d->scale_rule = static_cast<cake_fp8_scale_rule_t>(rule);
   }
-  *m = dims[0];
-  *k = dims[1] / 2;
+};
+
+// A Cake call through a family's entry point, its name in the error.
+template <typename Fn, typename... Args>
+ffi::Error call_entry(Fn fn, const std::string &name, Args... args) {
+  if (fn == nullptr) {
+    return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                      name + " is not in this libcake.so (built before it was added)");
+  }
+  const cake_status_t status = fn(args...);
+  if (status != CAKE_STATUS_SUCCESS) return cake_error(name.c_str(), status);
   return ffi::Error::Success();
 }
 
+template <class F>
 ffi::Error SwigluCall(bool backward, cudaStream_t stream, int32_t device, BF16Buffer in,
                       const BF16Buffer *grad, ffi::Result<ffi::AnyBuffer> row_q,
                       ffi::Result<ffi::AnyBuffer> row_s, ffi::Result<ffi::AnyBuffer> col_q,
-                      ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation,
+                      ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation, int32_t scale_rule,
                       std::string_view program) {
-  CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_desc_init);
-  int64_t m = 0, k = 0;
-  if (ffi::Error e = SwigluShapes(in, &m, &k); e.failure()) return e;
+  const std::string cake_name = std::string("cake_") + F::kName;
+  auto dims = in.dimensions();
+  if (dims.size() != 2 || dims[1] % 2 != 0) {
+    return ffi::Error::InvalidArgument(std::string("cake_jax ") + F::kName +
+                                       ": in must be BF16 [m, 2k]");
+  }
+  const int64_t m = dims[0], k = dims[1] / 2;
   if (grad != nullptr && (grad->dimensions().size() != 2 || grad->dimensions()[0] != m ||
                           grad->dimensions()[1] != k)) {
-    return ffi::Error::InvalidArgument("cake_jax swiglu_mxfp8 backward: grad must be [m, k]");
+    return ffi::Error::InvalidArgument(std::string("cake_jax ") + F::kName +
+                                       " backward: grad must be [m, k]");
   }
   ffi::ErrorOr<cake_handle_t> h = handle_for(device);
   if (h.has_error()) return h.error();
-  cake_swiglu_mxfp8_desc desc;
-  CAKE_JAX_CALL(cake_swiglu_mxfp8_desc_init, &desc);
+  typename F::Desc desc;
+  if (ffi::Error e = call_entry(F::init(), cake_name + "_desc_init", &desc); e.failure()) return e;
   std::string name;
   desc.m = m;
   desc.k = k;
   desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
+  F::set_scale_rule(&desc, scale_rule);
   desc.program = program_or_null(program, &name);
   if (backward) {
-    CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_backward);
-    CAKE_JAX_CALL(cake_swiglu_mxfp8_backward, *h, &desc, in.untyped_data(),
-                  grad->untyped_data(), data_or_null(row_q), data_or_null(row_s),
-                  data_or_null(col_q), data_or_null(col_s), stream);
-  } else {
-    CAKE_JAX_REQUIRE(cake_swiglu_mxfp8_forward);
-    CAKE_JAX_CALL(cake_swiglu_mxfp8_forward, *h, &desc, in.untyped_data(), data_or_null(row_q),
-                  data_or_null(row_s), data_or_null(col_q), data_or_null(col_s), stream);
+    return call_entry(F::backward(), cake_name + "_backward", *h, &desc, in.untyped_data(),
+                      grad->untyped_data(), data_or_null(row_q), data_or_null(row_s),
+                      data_or_null(col_q), data_or_null(col_s), stream);
   }
-  return ffi::Error::Success();
+  return call_entry(F::forward(), cake_name + "_forward", *h, &desc, in.untyped_data(),
+                    data_or_null(row_q), data_or_null(row_s), data_or_null(col_q),
+                    data_or_null(col_s), stream);
 }
 
 ffi::Error SwigluForward(cudaStream_t stream, int32_t device, BF16Buffer in,
                          ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
                          ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
                          int32_t orientation, std::string_view program) {
-  return SwigluCall(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s, orientation,
-                    program);
+  return SwigluCall<Mxfp8Family>(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s,
+                                 orientation, 0, program);
 }
 
 ffi::Error SwigluBackward(cudaStream_t stream, int32_t device, BF16Buffer in, BF16Buffer grad,
                           ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
                           ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
                           int32_t orientation, std::string_view program) {
-  return SwigluCall(true, stream, device, in, &grad, row_q, row_s, col_q, col_s, orientation,
-                    program);
+  return SwigluCall<Mxfp8Family>(true, stream, device, in, &grad, row_q, row_s, col_q, col_s,
+                                 orientation, 0, program);
+}
+
+ffi::Error SwigluFp8Forward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                            ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
+                            ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
+                            int32_t orientation, int32_t scale_rule, std::string_view program) {
+  return SwigluCall<Fp8Family>(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s,
+                               orientation, scale_rule, program);
+}
+
+ffi::Error SwigluFp8Backward(cudaStream_t stream, int32_t device, BF16Buffer in, BF16Buffer grad,
+                             ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
+                             ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
+                             int32_t orientation, int32_t scale_rule, std::string_view program) {
+  return SwigluCall<Fp8Family>(true, stream, device, in, &grad, row_q, row_s, col_q, col_s,
+                               orientation, scale_rule, program);
 }
 
 }  // namespace
@@ -414,6 +465,8 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_fwd(XLA_FFI_CallFrame *call_fra
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_bwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_bwd(XLA_FFI_CallFrame *call_frame);
 
 // Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
 // gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
@@ -441,30 +494,31 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_bwd, NormgateBackward,
                                   .Ret<ffi::AnyBuffer>()  // workspace: U8, discarded
                                   .Attrs<ffi::Dictionary>());
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_fwd, SwigluForward,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Ctx<ffi::DeviceOrdinal>()
-                                  .Arg<BF16Buffer>()      // in [m, 2k]
-                                  .Ret<ffi::AnyBuffer>()  // row_q E4M3 [m, k] (or empty)
-                                  .Ret<ffi::AnyBuffer>()  // row_s uint8
-                                  .Ret<ffi::AnyBuffer>()  // col_q E4M3 [k, m] (or empty)
-                                  .Ret<ffi::AnyBuffer>()  // col_s uint8
-                                  .Attr<int32_t>("orientation")
-                                  .Attr<std::string_view>("program"));
+// The SwiGLU handlers' binding: in (and grad: BF16 [m, k]), then the four results row_q, row_s,
+// col_q, col_s (E4M3 [m, O] and [O, m]; the family's scales: MXFP8 uint8 swizzled bytes, FP8
+// blockwise FP32 [O/128, m] and [m/128, O] MN-major; each empty for an orientation not asked
+// for), the orientation, the family's own attributes and the program.
+#define CAKE_JAX_SWIGLU_BINDING(args, attrs)                                                  \
+  ffi::Ffi::Bind()                                                                            \
+      .Ctx<ffi::PlatformStream<cudaStream_t>>()                                               \
+      .Ctx<ffi::DeviceOrdinal>() args                                                         \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Attr<int32_t>("orientation") attrs                                                     \
+      .Attr<std::string_view>("program")
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_fwd, SwigluForward,
+                              CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>(), ));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_bwd, SwigluBackward,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Ctx<ffi::DeviceOrdinal>()
-                                  .Arg<BF16Buffer>()      // in [m, 2k]
-                                  .Arg<BF16Buffer>()      // grad [m, k]
-                                  .Ret<ffi::AnyBuffer>()  // row_q E4M3 [m, 2k] (or empty)
-                                  .Ret<ffi::AnyBuffer>()  // row_s uint8
-                                  .Ret<ffi::AnyBuffer>()  // col_q E4M3 [2k, m] (or empty)
-                                  .Ret<ffi::AnyBuffer>()  // col_s uint8
-                                  .Attr<int32_t>("orientation")
-                                  .Attr<std::string_view>("program"));
+                              CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(), ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_fwd, SwigluFp8Forward,
+                              CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>(),
+                                                      .Attr<int32_t>("scale_rule")));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_bwd, SwigluFp8Backward,
+                              CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(),
+                                                      .Attr<int32_t>("scale_rule")));
 
 // ---- plain C entry points for the Python module --------------------------------------------
 
@@ -536,7 +590,7 @@ CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size_ex(
 CAKE_JAX_EXPORT int cake_jax_normgate_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
-/// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward.
+/// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward.
 CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
   switch (op) {
     case 0:
@@ -547,6 +601,10 @@ CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
       return &cake_swiglu_mxfp8_forward != nullptr && &cake_swiglu_mxfp8_desc_init != nullptr;
     case 3:
       return &cake_swiglu_mxfp8_backward != nullptr && &cake_swiglu_mxfp8_desc_init != nullptr;
+    case 4:
+      return &cake_swiglu_fp8_forward != nullptr && &cake_swiglu_fp8_desc_init != nullptr;
+    case 5:
+      return &cake_swiglu_fp8_backward != nullptr && &cake_swiglu_fp8_desc_init != nullptr;
     default:
       return 0;
   }

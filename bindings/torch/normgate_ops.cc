@@ -210,6 +210,60 @@ std::tuple<at::Tensor, at::Tensor> normgate_bwd_accumulate_cuda(
   return {dx, dz};
 }
 
+// ---- the forward with quantized y -----------------------------------------------------------
+// (q, q_scale, y): q E4M3 [rows / heads, heads * d]; q_scale FP8 blockwise FP32 in its MN-major
+// storage [heads * d / 128, rows / heads] (cake.torch.normgate_fp8() returns the transpose,
+// strides (1, rows / heads), as F.scaled_mm checks), or MXFP8 uint8 swizzled bytes; y x's shape
+// when write_y, else empty.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> normgate_fwd_quant_cuda(
+    const at::Tensor &x, const at::Tensor &z, const at::Tensor &w, int64_t format,
+    int64_t scale_rule, int64_t heads, bool write_y, double eps,
+    std::optional<c10::string_view> program) {
+  const char *op = "normgate_fp8";
+  check_inputs(op, x, z, w, CAKE_NORMGATE_GATE_SILU);
+  TORCH_CHECK_VALUE(format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE || format == CAKE_NORMGATE_QUANT_MXFP8,
+                    "cake ", op, ": format ", format, ": 1 (FP8 blockwise) or 2 (MXFP8)");
+  TORCH_CHECK_VALUE(scale_rule == 0 || scale_rule == 1, "cake ", op, ": scale_rule ", scale_rule,
+                    ": 0 (amax / 448) or 1 (powers of two)");
+  const int64_t d = x.size(-1);
+  if (x.numel() == 0) {  // no rows: nothing to launch (the library takes rows > 0)
+    const int64_t k = (heads > 1 ? heads : 1) * d;
+    at::Tensor s = format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE
+                       ? at::empty({k / 128, 0}, x.options().dtype(at::kFloat))
+                       : at::empty({0}, x.options().dtype(at::kByte));
+    return {at::empty({0, k}, x.options().dtype(at::kFloat8_e4m3fn)), s,
+            at::empty(write_y ? x.sizes() : at::IntArrayRef{0}, x.options())};
+  }
+  const Rows xr = as_rows(x, d), zr = as_rows(z, d);
+  const at::Tensor wd = dense(w);
+  const std::optional<std::string> name = own(program);
+  cake_normgate_desc desc;
+  fill_desc(&desc, xr.rows, d, eps, {CAKE_NORMGATE_GATE_SILU, false, 0}, x, z, w,
+            name ? &*name : nullptr);
+  desc.x_stride = xr.stride;
+  desc.z_stride = zr.stride;
+  desc.y_stride = d;
+  cake_normgate_quant_desc quant;
+  cake_normgate_quant_desc_init(&quant);
+  quant.format = static_cast<cake_normgate_quant_format_t>(format);
+  quant.scale_rule = static_cast<cake_fp8_scale_rule_t>(scale_rule);
+  quant.heads = heads;
+  cake_normgate_quant_sizes sizes;
+  cake_normgate_quant_sizes_init(&sizes);
+  check(cake_normgate_quant_buffer_sizes(&desc, &quant, &sizes), "cake_normgate_quant_buffer_sizes");
+  at::Tensor q = at::empty({sizes.q_rows, sizes.q_cols}, x.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE
+                     ? at::empty({sizes.s_cols, sizes.q_rows}, x.options().dtype(at::kFloat))
+                     : at::empty({static_cast<int64_t>(sizes.s_bytes)}, x.options().dtype(at::kByte));
+  at::Tensor y = write_y ? at::empty(x.sizes(), x.options()) : at::empty({0}, x.options());
+  check(cake_normgate_forward_quantized(handle_for(x.device()), &desc, &quant, xr.tensor.data_ptr(),
+                                        zr.tensor.data_ptr(), wd.data_ptr(),
+                                        write_y ? y.data_ptr() : nullptr, nullptr, q.data_ptr(),
+                                        s.data_ptr(), current_stream(x.device())),
+        "cake_normgate_forward_quantized");
+  return {q, s, y};
+}
+
 // ---- autograd --------------------------------------------------------------------------------
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
@@ -314,6 +368,7 @@ TORCH_LIBRARY_IMPL(cake, CUDA, m) {
   m.impl("normgate_fwd", &normgate_fwd_cuda);
   m.impl("normgate_bwd", &normgate_bwd_cuda);
   m.impl("normgate_bwd_accumulate", &normgate_bwd_accumulate_cuda);
+  m.impl("normgate_fwd_quant", &normgate_fwd_quant_cuda);
 }
 
 // CPU tensors reach the same checks, which name the device, instead of the dispatcher's list of
@@ -322,6 +377,7 @@ TORCH_LIBRARY_IMPL(cake, CPU, m) {
   m.impl("normgate_fwd", &normgate_fwd_cuda);
   m.impl("normgate_bwd", &normgate_bwd_cuda);
   m.impl("normgate_bwd_accumulate", &normgate_bwd_accumulate_cuda);
+  m.impl("normgate_fwd_quant", &normgate_fwd_quant_cuda);
 }
 
 TORCH_LIBRARY_IMPL(cake, Autograd, m) { m.impl("normgate_fwd", &normgate_fwd_autograd); }

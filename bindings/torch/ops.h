@@ -31,6 +31,11 @@ inline constexpr OpSchema kSchemas[] = {
      "-> (Tensor, Tensor, Tensor, Tensor)"},
     {"swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
      "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)"},
+    // The norm-gate forward (the default form) with quantized y: (q, q_scale, y); format:
+    // cake_normgate_quant_format_t; y empty unless write_y. Not differentiable.
+    {"normgate_fwd_quant(Tensor x, Tensor z, Tensor w, int format, int scale_rule=0, "
+     "int heads=0, bool write_y=False, float eps=1e-06, str? program=None) "
+     "-> (Tensor, Tensor, Tensor)"},
 };
 
 }  // namespace cake_torch

@@ -15,12 +15,14 @@
 
 #include "normgate_math.cuh"
 #include "normgate_params.h"
+#include "normgate_quant.cuh"
+#include "program_desc.h"
 #include "vector_io.cuh"
 
 namespace cake {
 
 template <int kOp_, int kD_, int kThreads_, int kRowsPerGroup_, int kPrefetch_, int kPersistent_,
-          int kTree_ = 0, int kVariant_ = 0>
+          int kTree_ = 0, int kVariant_ = 0, int kQuant_ = 0>
 struct NormgateCfg {
   static constexpr int kOp = kOp_;
   static constexpr int kD = kD_;  // 0: general
@@ -36,6 +38,12 @@ struct NormgateCfg {
   // read from the parameters; general widths only.
   static constexpr int kVariant = kVariant_;
   static_assert(kVariant == 0 || (kVariant == 1 && kD == 0 && kTree == 0), "variant programs");
+  // A quantizing forward (normgate_quant.cuh, ng::QuantFormat): 1 FP8 blockwise, 2 MXFP8; the
+  // default form only, no L2 prefetch (its grid may walk padding rows past the tensors).
+  static constexpr int kQuant = kQuant_;
+  static_assert(kQuant == 0 || ((kQuant == 1 || kQuant == 2) && kOp == CAKE_NG_OP_FWD &&
+                                kVariant == 0 && kPrefetch_ == 0),
+                "quantizing programs");
   static_assert(kThreads % 32 == 0, "whole warps");
   static_assert(kD == 0 || kD == 64 || kD == 128 || kD == 256, "tuned widths");
   static_assert(kRowsPerGroup >= 1 && kRowsPerGroup <= 8, "rows per group");
@@ -133,9 +141,18 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
       float s, rstd;
       group_row_stats<kLanes>(xf, inv_d, p.eps, mask, s, rstd);
       gated_row(xf, zf, wf, s, rstd, yf);
-      if (row < p.rows) {
-        store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, pack8(yf));
-        if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+      if constexpr (Cfg::kQuant == 0) {
+        if (row < p.rows) {
+          store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, pack8(yf));
+          if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+        }
+      } else {
+        const uint4 yv = pack8(yf);
+        quant_store<Cfg::kQuant>(p, yv, lane, kLanes < 16 ? kLanes : 16, true, row);
+        if (row < p.rows) {
+          if (p.y != nullptr) store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, yv);
+          if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+        }
       }
     }
   }

@@ -60,12 +60,22 @@ typedef struct cake_normgate_params {
   int32_t w_dtype;   /* of w */
   int32_t dw_dtype;  /* of dw */
   int32_t reserved2;
+  /* The quantizing forward programs (normgate_quant.cuh) read these; every other program
+   * ignores them. There y may be NULL (not written). */
+  uint8_t *q;         /* E4M3 [rows, d], packed: the [q_rows, heads * d] matrix */
+  void *q_scale;      /* FP32 MN-major [q_rows, heads * d / 128], or E8M0 swizzled [q_rows, heads * d / 32] */
+  int64_t q_rows;     /* rows / heads */
+  int64_t cover_rows; /* rows the grid walks: rows, or (MXFP8) the scale matrix's padded rows * heads */
+  int32_t heads;      /* normgate rows a row of the quantized matrix (1..; rows / heads exact) */
+  int32_t scale_rule; /* FP8 blockwise: cake_fp8_scale_rule_t */
+  int32_t s_cols_padded; /* MXFP8: scale columns padded to the 128x4 tile (C') */
+  int32_t reserved3;
 } cake_normgate_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_normgate_params) == 256, "cake_normgate_params layout changed");
+static_assert(sizeof(cake_normgate_params) == 304, "cake_normgate_params layout changed");
 #else
-_Static_assert(sizeof(cake_normgate_params) == 256, "cake_normgate_params layout changed");
+_Static_assert(sizeof(cake_normgate_params) == 304, "cake_normgate_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_NORMGATE_PARAMS_H_ */

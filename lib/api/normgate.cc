@@ -6,6 +6,7 @@
 
 #include "api/handle.h"
 #include "api/launch.h"
+#include "api/normgate_call.h"
 #include "api/program_info.h"
 #include "api/struct_size.h"
 #include "api/validate.h"
@@ -19,14 +20,6 @@ namespace cake {
 namespace {
 
 constexpr int32_t kMaxD = 8192;
-
-// The checked, normalised form of a caller's descriptor.
-struct NormgateCall {
-  cake_normgate_desc desc;  // strides resolved (0 -> d)
-  ProgramChoice choice;
-  NormgateLaunch launch;
-  int64_t metric;
-};
 
 // The size of the descriptor's first version (0.1, 0.2): everything before `gate`.
 constexpr size_t kDescV1Size = offsetof(cake_normgate_desc, gate);
@@ -108,28 +101,26 @@ cake_status_t check_rows(const cake_normgate_desc &d, int64_t stride, const char
   return check_extent(d.rows, *out, dtype_bytes(elem_dtype), name);
 }
 
+// quant: the quantized forward's plan, or nullptr. The grid walks its cover rows (the padding
+// rows of an MXFP8 scale matrix included).
 cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_desc &desc,
-                             NormgateCall *call) {
+                             const NormgateQuantPlan *quant, NormgateCall *call) {
   const ArchTable &table = *h->table;
   call->metric = desc.rows / h->routing_sm_count;
-  const int32_t variant = normgate_call_is_variant(desc, op != CAKE_NG_OP_FWD) ? 1 : 0;
+  const bool variant = normgate_call_is_variant(desc, op != CAKE_NG_OP_FWD);
+  const int32_t form = normgate_form(variant, quant != nullptr ? quant->format : 0);
   const ProgramRequest req = {CAKE_FAMILY_NORMGATE, op,           desc.d,       call->metric,
-                              desc.rows,            h->routing_sm_count, desc.program, variant};
+                              desc.rows,            h->routing_sm_count, desc.program, form};
   CAKE_TRY(resolve_program(table, family_ops(CAKE_FAMILY_NORMGATE)->routing, req, &call->choice));
   const int program = call->choice.program;
   const int64_t resident = int64_t(h->sm_count) * h->ctas_per_sm[program];
-  call->launch = normgate_launch(table.programs[program], desc.rows, desc.d, resident);
+  const int64_t walked = quant != nullptr ? quant->cover_rows : desc.rows;
+  call->launch = normgate_launch(table.programs[program], walked, desc.d, resident);
   return CAKE_STATUS_SUCCESS;
 }
 
 cake_status_t prepare_forward(cake_handle_t h, const cake_normgate_desc *user, NormgateCall *call) {
-  CAKE_TRY(check_handle(h));
-  CAKE_TRY(read_desc(user, &call->desc));
-  cake_normgate_desc &d = call->desc;
-  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", d.x_dtype, &d.x_stride));
-  if (gated(d)) CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", d.z_dtype, &d.z_stride));
-  CAKE_TRY(check_rows(d, d.y_stride, "desc->y_stride", d.x_dtype, &d.y_stride));
-  return choose_program(h, CAKE_NG_OP_FWD, d, call);
+  return normgate_prepare_forward(h, user, nullptr, call);
 }
 
 uint16_t backward_op(const cake_normgate_desc &d) {
@@ -167,7 +158,7 @@ cake_status_t prepare_backward(cake_handle_t h, const cake_normgate_desc *user, 
   if (gated(d)) CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", d.z_dtype, &d.z_stride));
   CAKE_TRY(check_rows(d, d.dx_stride, "desc->dx_stride", d.x_dtype, &d.dx_stride));
   if (gated(d)) CAKE_TRY(check_rows(d, d.dz_stride, "desc->dz_stride", d.z_dtype, &d.dz_stride));
-  return choose_program(h, backward_op(d), d, call);
+  return choose_program(h, backward_op(d), d, nullptr, call);
 }
 
 int64_t workspace_need(cake_handle_t h, const NormgateCall &call) {
@@ -187,6 +178,52 @@ cake_status_t query(cake_handle_t h, const cake_normgate_desc *desc, PrepareFn p
 }
 
 }  // namespace
+
+cake_status_t normgate_prepare_forward(cake_handle_t h, const cake_normgate_desc *user,
+                                       const cake_normgate_quant_desc *quant, NormgateCall *call) {
+  CAKE_TRY(check_handle(h));
+  CAKE_TRY(read_desc(user, &call->desc));
+  cake_normgate_desc &d = call->desc;
+  CAKE_TRY(check_rows(d, d.x_stride, "desc->x_stride", d.x_dtype, &d.x_stride));
+  if (gated(d)) CAKE_TRY(check_rows(d, d.z_stride, "desc->z_stride", d.z_dtype, &d.z_stride));
+  CAKE_TRY(check_rows(d, d.y_stride, "desc->y_stride", d.x_dtype, &d.y_stride));
+  if (quant == nullptr) return choose_program(h, CAKE_NG_OP_FWD, d, nullptr, call);
+  CAKE_TRY(normgate_check_quant(d, quant, &call->quant));
+  return choose_program(h, CAKE_NG_OP_FWD, d, &call->quant, call);
+}
+
+cake_status_t normgate_read_forward_desc(const cake_normgate_desc *user, cake_normgate_desc *out) {
+  return read_desc(user, out);
+}
+
+cake_status_t normgate_check_forward_tensors(cake_handle_t handle, const cake_normgate_desc &desc,
+                                             const void *x, const void *&z, const void *w,
+                                             const void *y, bool y_optional, const float *rstd) {
+  // Without a gate z is not read: it may be NULL and is not checked.
+  const bool use_z = gated(desc);
+  if (!use_z) z = nullptr;
+  CAKE_TRY(check_not_null(x, "x"));
+  if (use_z) CAKE_TRY(check_not_null(z, "z"));
+  CAKE_TRY(check_not_null(w, "w"));
+  if (!y_optional) CAKE_TRY(check_not_null(y, "y"));
+  CAKE_TRY(check_aligned16(x, "x"));
+  if (use_z) CAKE_TRY(check_aligned16(z, "z"));
+  CAKE_TRY(check_aligned16(w, "w"));
+  if (y != nullptr) CAKE_TRY(check_aligned16(y, "y"));
+  if (rstd != nullptr && reinterpret_cast<uintptr_t>(rstd) % 4 != 0) {
+    return fail(CAKE_STATUS_MISALIGNED, "rstd = %p: must be 4-byte aligned",
+                static_cast<const void *>(rstd));
+  }
+  const struct {
+    const void *ptr;
+    const char *name;
+  } tensors[] = {{x, "x"}, {z, "z"}, {w, "w"}, {y, "y"}, {rstd, "rstd"}};
+  for (const auto &t : tensors) {
+    if (t.ptr != nullptr) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
 }  // namespace cake
 
 using namespace cake;
@@ -233,27 +270,7 @@ CAKE_API cake_status_t cake_normgate_forward(cake_handle_t handle, const cake_no
   clear_error();
   NormgateCall call;
   CAKE_TRY(prepare_forward(handle, desc, &call));
-  // Without a gate z is not read: it may be NULL and is not checked.
-  const bool use_z = gated(call.desc);
-  if (!use_z) z = nullptr;
-  CAKE_TRY(check_not_null(x, "x"));
-  if (use_z) CAKE_TRY(check_not_null(z, "z"));
-  CAKE_TRY(check_not_null(w, "w"));
-  CAKE_TRY(check_not_null(y, "y"));
-  CAKE_TRY(check_aligned16(x, "x"));
-  if (use_z) CAKE_TRY(check_aligned16(z, "z"));
-  CAKE_TRY(check_aligned16(w, "w"));
-  CAKE_TRY(check_aligned16(y, "y"));
-  if (rstd != nullptr && reinterpret_cast<uintptr_t>(rstd) % 4 != 0) {
-    return fail(CAKE_STATUS_MISALIGNED, "rstd = %p: must be 4-byte aligned", static_cast<void *>(rstd));
-  }
-  const struct {
-    const void *ptr;
-    const char *name;
-  } tensors[] = {{x, "x"}, {z, "z"}, {w, "w"}, {y, "y"}, {rstd, "rstd"}};
-  for (const auto &t : tensors) {
-    if (t.ptr != nullptr) CAKE_TRY(check_device_pointer(handle, t.ptr, t.name));
-  }
+  CAKE_TRY(normgate_check_forward_tensors(handle, call.desc, x, z, w, y, false, rstd));
   cake_normgate_params p;
   normgate_fill_forward_params(call.desc, call.launch, {x, z, w, y, rstd}, &p);
   return launch_program(handle, call.choice.program, call.launch.grid, call.launch.block,

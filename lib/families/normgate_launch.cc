@@ -3,16 +3,20 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fp8_blockwise_encode.h"
+#include "mxfp8_encode.h"
 #include "normgate_general_layout.h"
 #include "normgate_workspace.h"
 
 namespace cake {
 
-bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant) {
+bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t form) {
   if (prog.family != CAKE_FAMILY_NORMGATE) return false;
   // A variant call needs a variant program; the default form keeps its own programs, so that
   // every program serving a form gives the same bytes (the variant programs' order differs).
-  if ((variant != 0) != (prog.knobs[kNgVariant] != 0)) return false;
+  if (((form & 1) != 0) != (prog.knobs[kNgVariant] != 0)) return false;
+  // A quantized call needs a program writing its format, a plain call one writing none.
+  if ((form >> 1) != prog.knobs[kNgQuant]) return false;
   if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
   return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
 }
@@ -148,6 +152,43 @@ void normgate_fill_forward_params(const cake_normgate_desc &desc, const Normgate
   p.eps = desc.eps;
   p.packed = (desc.x_stride == desc.d && desc.z_stride == desc.d) ? 1 : 0;
   fill_variant(desc, &p);
+}
+
+bool normgate_quant_plan(int64_t rows, int32_t d, int32_t format, int32_t rule, int64_t heads,
+                         NormgateQuantPlan *out) {
+  NormgateQuantPlan q;
+  q.format = format;
+  q.scale_rule = format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE ? rule : 0;
+  q.heads = heads;
+  q.q_rows = rows / heads;
+  if (!mx::checked_mul(heads, d, &q.q_cols) || !mx::checked_mul(rows, d, &q.q_bytes)) return false;
+  if (format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE) {
+    q.s_cols = q.q_cols / fp8b::kBlockElems;
+    q.s_cols_padded = q.s_cols;
+    q.s_stride = q.q_rows;
+    q.cover_rows = rows;
+    if (!mx::checked_mul(q.q_rows, q.s_cols, &q.s_bytes) || q.s_bytes > INT64_MAX / 4) return false;
+    q.s_bytes *= 4;
+  } else {
+    q.s_cols = q.q_cols / mx::kBlockElems;
+    q.s_cols_padded = mx::scale_cols_padded(q.s_cols);
+    q.s_stride = 0;
+    if (!mx::scale_matrix_bytes(q.q_rows, q.s_cols, &q.s_bytes)) return false;
+    if (!mx::checked_mul(mx::scale_rows_padded(q.q_rows), heads, &q.cover_rows)) return false;
+  }
+  *out = q;
+  return true;
+}
+
+void normgate_fill_quant_params(const NormgateQuantPlan &plan, void *q, void *q_scale,
+                                cake_normgate_params *out) {
+  out->q = static_cast<uint8_t *>(q);
+  out->q_scale = q_scale;
+  out->q_rows = plan.q_rows;
+  out->cover_rows = plan.cover_rows;
+  out->heads = static_cast<int32_t>(plan.heads);
+  out->scale_rule = plan.scale_rule;
+  out->s_cols_padded = static_cast<int32_t>(plan.s_cols_padded);
 }
 
 void normgate_fill_backward_params(const cake_program_desc &prog, const cake_normgate_desc &desc,

@@ -19,8 +19,35 @@ enum NormgateKnob {
   kNgDepth = 2,
   kNgPersistent = 3,
   kNgTree = 4,
-  kNgVariant = 5
+  kNgVariant = 5,
+  kNgQuant = 6  // the quantized y's format (cake_normgate_quant_format_t), 0 for none
 };
+
+// A call's form as the router's RouteServes sees it: bit 0 a variant call, the bits above the
+// quantized y's format (0: none). A program serves a form only when both match its knobs.
+inline int32_t normgate_form(bool variant, int32_t quant_format) {
+  return (variant ? 1 : 0) | (quant_format << 1);
+}
+
+// The quantized y of a call, derived from its checked rows, d and cake_normgate_quant_desc
+// (docs/spec/normgate.md, "Quantized y"): the [q_rows, q_cols] matrix and its scales.
+struct NormgateQuantPlan {
+  int32_t format;         // cake_normgate_quant_format_t
+  int32_t scale_rule;     // FP8 blockwise: cake_fp8_scale_rule_t; MXFP8: 0
+  int64_t heads;          // >= 1
+  int64_t q_rows, q_cols; // rows / heads, heads * d
+  int64_t q_bytes;        // rows * d
+  int64_t s_cols;         // q_cols / 128 or / 32
+  int64_t s_cols_padded;  // MXFP8: s_cols rounded up to 4; FP8 blockwise: s_cols
+  int64_t s_stride;       // FP8 blockwise: q_rows; MXFP8: 0
+  int64_t s_bytes;
+  int64_t cover_rows;     // normgate rows the grid walks (MXFP8: the padded scale rows * heads)
+};
+
+// The plan for rows x d with `format`, `rule` and `heads` (>= 1) that already meet the rules;
+// false when a size overflows 64 bits.
+bool normgate_quant_plan(int64_t rows, int32_t d, int32_t format, int32_t rule, int64_t heads,
+                         NormgateQuantPlan *out);
 
 struct NormgateLaunch {
   int64_t rows_per_block;  // rows one CTA takes per loop trip
@@ -38,9 +65,10 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog);
 uint32_t normgate_smem_bytes(const cake_program_desc &prog);
 
 // True when the program computes rows of width d: its tuned width, or for a general program
-// any width whose row tree fits its CTA (normgate_general_layout.h). variant != 0: the call is
-// not the default form (normgate_call_is_variant), which only the variant programs serve.
-bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant = 0);
+// any width whose row tree fits its CTA (normgate_general_layout.h). form: normgate_form() of the
+// call; a variant call (not the default form, normgate_call_is_variant) only the variant
+// programs serve, a quantized call only the quantizing programs of its format.
+bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t form = 0);
 
 // Whether a checked descriptor asks for anything but the default form (SiLU gate after a
 // whole-row norm, BF16 x, z, w; backward: BF16 or FP32 dw), which only variant programs serve.
@@ -87,6 +115,10 @@ bool normgate_backward_cooperative(const NormgateLaunch &launch, uint32_t flags)
 // written (the unused fields and the padding zero).
 void normgate_fill_forward_params(const cake_normgate_desc &desc, const NormgateLaunch &launch,
                                   const NormgateForwardTensors &t, cake_normgate_params *out);
+// The quantized output's fields of a quantized forward's parameters (after
+// normgate_fill_forward_params; y may be NULL there).
+void normgate_fill_quant_params(const NormgateQuantPlan &plan, void *q, void *q_scale,
+                                cake_normgate_params *out);
 void normgate_fill_backward_params(const cake_program_desc &prog, const cake_normgate_desc &desc,
                                    const NormgateLaunch &launch, const NormgateBackwardTensors &t,
                                    cake_normgate_params *out);

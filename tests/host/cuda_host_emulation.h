@@ -210,6 +210,41 @@ inline float __shfl_up_sync(unsigned int /*mask*/, float v, unsigned int delta) 
   return cake_emu::f32(r);
 }
 
+// Float and down shuffles, and the votes (the normgate forward bodies): every lane of the warp
+// takes part, as on the device with a full mask.
+inline float __shfl_xor_sync(unsigned int mask, float v, int lane_mask) {
+  return cake_emu::f32(__shfl_xor_sync(mask, cake_emu::u32(v), lane_mask));
+}
+inline unsigned int __shfl_down_sync(unsigned int /*mask*/, unsigned int v, unsigned int delta) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
+  c->slots[t] = v;
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | (lane + delta < 32 ? lane + delta : lane)];
+  c->warps[warp]->wait();
+  return r;
+}
+inline int __any_sync(unsigned int /*mask*/, int pred) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32;
+  c->slots[t] = pred != 0;
+  c->warps[warp]->wait();
+  unsigned any = 0;
+  for (unsigned i = 0; i < 32; ++i) any |= c->slots[warp * 32 + i];
+  c->warps[warp]->wait();
+  return (int)any;
+}
+inline int __all_sync(unsigned int mask, int pred) { return !__any_sync(mask, !pred); }
+inline int __syncthreads_or(int pred) {
+  cake_emu::Cta *c = cake_emu::cta();
+  c->slots[threadIdx.x] = pred != 0;
+  c->block->wait();
+  unsigned any = 0;
+  for (unsigned v : c->slots) any |= v;
+  c->block->wait();
+  return (int)any;
+}
+
 namespace cake_emu {
 
 // Runs kernel(args) on a 1-D grid, one CTA after another, every thread of a CTA concurrently.

@@ -115,6 +115,19 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_swiglu_fp8_sizes, col_s_bytes, 32),
     FIELD(cake_swiglu_fp8_sizes, row_s_stride, 40),
     FIELD(cake_swiglu_fp8_sizes, col_s_stride, 48),
+    SIZE(cake_normgate_quant_desc, 24),
+    FIELD(cake_normgate_quant_desc, struct_size, 0),
+    FIELD(cake_normgate_quant_desc, format, 8),
+    FIELD(cake_normgate_quant_desc, scale_rule, 12),
+    FIELD(cake_normgate_quant_desc, heads, 16),
+    SIZE(cake_normgate_quant_sizes, 56),
+    FIELD(cake_normgate_quant_sizes, struct_size, 0),
+    FIELD(cake_normgate_quant_sizes, q_rows, 8),
+    FIELD(cake_normgate_quant_sizes, q_cols, 16),
+    FIELD(cake_normgate_quant_sizes, q_bytes, 24),
+    FIELD(cake_normgate_quant_sizes, s_bytes, 32),
+    FIELD(cake_normgate_quant_sizes, s_cols, 40),
+    FIELD(cake_normgate_quant_sizes, s_stride, 48),
   };
 #undef SIZE
 #undef FIELD
@@ -162,6 +175,8 @@ static void test_enum_values_are_stable(void **state) {
   assert_int_equal(CAKE_FAMILY_SWIGLU_FP8, 3);
   assert_int_equal(CAKE_FP8_SCALE_EXACT, 0);
   assert_int_equal(CAKE_FP8_SCALE_POW2, 1);
+  assert_int_equal(CAKE_NORMGATE_QUANT_FP8_BLOCKWISE, 1);
+  assert_int_equal(CAKE_NORMGATE_QUANT_MXFP8, 2);
 }
 
 static void test_init_functions(void **state) {
@@ -198,6 +213,16 @@ static void test_init_functions(void **state) {
   cake_swiglu_fp8_sizes fs;
   assert_int_equal(cake_swiglu_fp8_sizes_init(&fs), CAKE_STATUS_SUCCESS);
   assert_int_equal(fs.struct_size, sizeof fs);
+  cake_normgate_quant_desc nq;
+  memset(&nq, 0xab, sizeof nq);
+  assert_int_equal(cake_normgate_quant_desc_init(&nq), CAKE_STATUS_SUCCESS);
+  assert_int_equal(nq.struct_size, sizeof nq);
+  assert_int_equal(nq.format, CAKE_NORMGATE_QUANT_FP8_BLOCKWISE);
+  assert_int_equal(nq.scale_rule, CAKE_FP8_SCALE_EXACT);
+  assert_int_equal(nq.heads, 0);
+  cake_normgate_quant_sizes nqs;
+  assert_int_equal(cake_normgate_quant_sizes_init(&nqs), CAKE_STATUS_SUCCESS);
+  assert_int_equal(nqs.struct_size, sizeof nqs);
   /* A success clears the message. */
   assert_string_equal(cake_last_error_message(), "");
 }

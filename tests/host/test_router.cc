@@ -18,6 +18,11 @@
 
 using namespace cake;
 
+// The call form a normgate program serves (normgate_form of its variant and quant knobs).
+static int32_t ng_form_of(const cake_program_desc &p) {
+  return normgate_form(p.knobs[kNgVariant] != 0, p.knobs[kNgQuant]);
+}
+
 static void test_tables_are_consistent(void **) {
   int count = 0;
   const ArchTable *tables = arch_tables(&count);
@@ -49,7 +54,7 @@ static void test_tables_are_consistent(void **) {
       }
       if (route.family == CAKE_FAMILY_NORMGATE) {
         // A route for width d must point at a program that computes width d.
-        if (route.d != 0) assert_true(normgate_program_serves(p, route.d));
+        if (route.d != 0) assert_true(normgate_program_serves(p, route.d, ng_form_of(p)));
         else assert_int_equal(p.knobs[kNgD], 0);
       }
     }
@@ -91,7 +96,10 @@ static void test_routes_cover_every_size(void **) {
       for (int q = 0; q < tab.route_count; ++q) {
         const cake_route_desc &o = tab.routes[q];
         if (o.wave_rows != 0) continue;
-        if (o.family == key.family && o.op == key.op && o.d == key.d &&
+        // Normgate: the routes of one form (plain, variant, each quantized format) apart.
+        const bool same_form = key.family != CAKE_FAMILY_NORMGATE ||
+                               ng_form_of(tab.programs[o.program]) == ng_form_of(tab.programs[key.program]);
+        if (o.family == key.family && o.op == key.op && o.d == key.d && same_form &&
             (key.family != CAKE_FAMILY_NORMGATE || key.d != 0 || o.program == key.program))
           spans.push_back({o.metric_lo, o.metric_hi});
       }

@@ -33,8 +33,8 @@ struct Launch {
   unsigned block[3] = {0, 0, 0};
   unsigned smem = 0;
   CUstream stream = nullptr;
-  unsigned char params[256];  // kernelParams[0], copied (the one parameter struct)
-  static_assert(sizeof(cake_normgate_params) <= 256 && sizeof(cake_swiglu_mxfp8_params) <= 256,
+  unsigned char params[320];  // kernelParams[0], copied (the one parameter struct)
+  static_assert(sizeof(cake_normgate_params) <= 320 && sizeof(cake_swiglu_mxfp8_params) <= 320,
                 "a parameter struct outgrew the record");
   int extra_used = 0;         // the `extra` argument was non-NULL (Cake never uses it)
   int cooperative = 0;        // launched by cuLaunchKernelEx with the cooperative attribute

@@ -167,6 +167,7 @@ inline int64_t ng_tree_leaves(int64_t d) {
 // which only the variant programs (knob 5) serve, and which they serve nothing else of.
 inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d, bool variant = false) {
   if (variant != (prog.knobs[5] != 0)) return false;
+  if (prog.knobs[6] != 0) return false;  // a quantizing forward (knob 6) serves only quantized calls
   return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
          (prog.knobs[0] == d || (prog.knobs[0] == 0 && d >= 8 && ng_tree_leaves(d) <= prog.threads));
 }

@@ -4,6 +4,7 @@
     y = cake_jax.normgate(x, z, w, eps=1e-6)          # jax.custom_vjp: jit, grad, shard_map
     y = cake_jax.normgate(x, z, w, gate="sigmoid", gate_before_norm=True, group_size=64)
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
+    f = cake_jax.swiglu_fp8(inp, "rowwise", "pow2")   # FP8 blockwise 1x128 (Hopper GEMMs)
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
 
 Under jit over a mesh the ops partition on rows (cake_jax._partition: custom_partitioning with
@@ -21,9 +22,10 @@ are checked against the range the shim is built for (cake_jax._jaxlib) before ja
 import ctypes
 import functools
 import os
+import re
 import threading
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 from . import _jaxlib
 
@@ -46,7 +48,11 @@ __all__ = [
     "normgate_backward",
     "swiglu_mxfp8",
     "swiglu_mxfp8_backward",
+    "swiglu_fp8",
+    "swiglu_fp8_backward",
     "MXFP8Arrays",
+    "FP8BlockwiseArrays",
+    "dequantize_fp8_blockwise",
     "dequantize_mxfp8",
     "colwise_scales_to_global",
     "prepare",
@@ -60,8 +66,11 @@ TARGETS = {
     "cake_normgate_bwd": "cake_jax_normgate_bwd",
     "cake_swiglu_mxfp8_fwd": "cake_jax_swiglu_mxfp8_fwd",
     "cake_swiglu_mxfp8_bwd": "cake_jax_swiglu_mxfp8_bwd",
+    "cake_swiglu_fp8_fwd": "cake_jax_swiglu_fp8_fwd",
+    "cake_swiglu_fp8_bwd": "cake_jax_swiglu_fp8_bwd",
 }
-_OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3}
+_OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3,
+        "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5}
 
 
 def _shim_candidates():
@@ -116,7 +125,7 @@ def shim_path() -> str:
 
 def has_op(op: str) -> bool:
     """Whether the loaded libcake.so has the op ("normgate_fwd", "normgate_bwd",
-    "swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd")."""
+    "swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd", "swiglu_fp8_fwd", "swiglu_fp8_bwd")."""
     return bool(_shim.cake_jax_has_op(_OPS[op]))
 
 
@@ -480,7 +489,7 @@ def normgate(x, z, w, eps: float = 1e-6, *, gate="silu", gate_before_norm: bool 
     return _normgate(x, z, w, v, bool(deterministic), dw)
 
 
-# ---- SwiGLU + MXFP8 --------------------------------------------------------------------------
+# ---- SwiGLU + MXFP8 and SwiGLU + FP8 blockwise -------------------------------------------------
 class MXFP8Arrays(NamedTuple):
     """row_q E4M3 [m, O], row_s uint8 swizzled scales, col_q E4M3 [O, m], col_s; None when that
     orientation was not asked for. O = k forward, 2k backward."""
@@ -491,16 +500,17 @@ class MXFP8Arrays(NamedTuple):
     col_s: Optional[jax.Array]
 
 
-def _swiglu_results(m, k, orient, backward):
-    sizes = _cake.swiglu_mxfp8_expected_sizes(m, k, backward)
-    o = sizes.out_cols
-    row = bool(orient & _cake.Orientation.ROWWISE)
-    col = bool(orient & _cake.Orientation.COLWISE)
-    e4m3, u8 = jnp.float8_e4m3fn, jnp.uint8
-    return (((m, o) if row else (0,), e4m3),
-            ((sizes.row_s_bytes if row else 0,), u8),
-            ((o, m) if col else (0,), e4m3),
-            ((sizes.col_s_bytes if col else 0,), u8)), row, col
+class FP8BlockwiseArrays(NamedTuple):
+    """FP8 blockwise 1x128 (docs/spec/fp8-blockwise.md): row_q E4M3 [m, O]; row_s float32
+    [O/128, m], the MN-major storage of the logical [m, O/128] scales (row_s.T is what
+    F.scaled_mm's BlockWise1x128 scale_a holds); col_q E4M3 [O, m] (the transpose); col_s
+    float32 [m/128, O], col_s.T the logical [O, m/128]. None when that orientation was not asked
+    for. O = k forward, 2k backward."""
+
+    row_q: Optional[jax.Array]
+    row_s: Optional[jax.Array]
+    col_q: Optional[jax.Array]
+    col_s: Optional[jax.Array]
 
 
 def _library_error(status, message):
@@ -509,13 +519,110 @@ def _library_error(status, message):
     return error_for(status, "CAKE_STATUS_" + Status(status).name, message)
 
 
-def _check_swiglu(inp, grad):
+class _SwigluFamily(NamedTuple):
+    """What the SwiGLU ops of one quantized format differ in: the FFI targets, why m and k are
+    multiples of 128 (the library's words), the scales' results and how they shard, fold under
+    vmap and read in the Shardy rule."""
+
+    name: str
+    targets: tuple  # (forward, backward)
+    why_128: str
+    arrays: type
+    scale_results: Callable  # (m, o, row, col) -> (row_s (shape, dtype), col_s (shape, dtype))
+    scale_specs: Callable  # (rows spec entry, row, col) -> (row_s spec, col_s spec)
+    scale_factors: Callable  # (row, col) -> (row_s factors, col_s factors, rows factors of in)
+    scale_sizes: Callable  # (m, o) -> (factor, size) pairs the shapes alone do not fix
+    unfold_scales: Callable  # (row_s, col_s, n, m, o) -> per-batch-element row_s, col_s
+    public_scales: Callable  # (row_s, col_s) of the op -> those the caller gets
+
+    def target(self, backward):
+        return self.targets[1 if backward else 0]
+
+
+def _mxfp8_scale_results(m, o, row, col):
+    sizes = _cake.swiglu_mxfp8_expected_sizes(m, o, False)  # O = k forward sizes of [m, o]
+    return (((sizes.row_s_bytes if row else 0,), jnp.uint8),
+            ((sizes.col_s_bytes if col else 0,), jnp.uint8))
+
+
+def _mxfp8_unfold(rs, cs, n, m, o):
+    t = _partition.SCALE_TILE
+    rs = None if rs is None else rs.reshape(n, -1)
+    cs = None if cs is None else cs.reshape(o // t, n, m // t, 512).transpose(1, 0, 2, 3).reshape(n, -1)
+    return rs, cs
+
+
+_MXFP8 = _SwigluFamily(
+    "swiglu_mxfp8", ("cake_swiglu_mxfp8_fwd", "cake_swiglu_mxfp8_bwd"),
+    "the swizzled 128x4 scale layout's tile", MXFP8Arrays, _mxfp8_scale_results,
+    # The scale bytes are m-major runs (row_s: C' bytes per row; col_s shard-major: its blocks
+    # follow the rows).
+    lambda rows, row, col: ((rows,), (rows,)),
+    lambda row, col: ("(m r)", "(m s)", "m"),
+    lambda m, o: (("r", _cake.swiglu_mxfp8_expected_sizes(m, o, False).row_s_bytes // m),
+                  ("s", _cake.swiglu_mxfp8_expected_sizes(m, o, False).col_s_bytes // m)),
+    _mxfp8_unfold, lambda rs, cs: (rs, cs))
+
+
+def _fp8_scale_results(m, o, row, col):
+    # col_s as the kernel writes it, [m/128, O] row-major, is declared [m, O/128] (the same
+    # bytes): its rows then follow in's, so a row shard's scales are its own call's (128-row
+    # blocks stay whole). _fp8_scales() gives the [m/128, O] view.
+    t = _partition.SCALE_TILE
+    return (((o // t, m) if row else (0,), jnp.float32), ((m, o // t) if col else (0,), jnp.float32))
+
+
+def _fp8_scales(rs, cs):
+    """col_s from the op's [m, O/128] declaration to its MN-major storage [m/128, O]."""
+    if cs is None:
+        return rs, cs
+    m, ob = cs.shape
+    t = _partition.SCALE_TILE
+    spec = getattr(getattr(jax.typeof(cs), "sharding", None), "spec", None)
+    mesh = getattr(getattr(jax.typeof(cs), "sharding", None), "mesh", None)
+    if spec is not None and mesh is not None and not mesh.empty and any(
+            t_ == jax.sharding.AxisType.Explicit for t_ in mesh.axis_types):
+        return rs, jax.lax.reshape(cs, (m // t, ob * t),
+                                   out_sharding=jax.sharding.NamedSharding(
+                                       mesh, jax.sharding.PartitionSpec(spec[0], None)))
+    return rs, cs.reshape(m // t, ob * t)
+
+
+def _fp8_unfold(rs, cs, n, m, o):
+    t = _partition.SCALE_TILE
+    rs = None if rs is None else rs.reshape(o // t, n, m).transpose(1, 0, 2)
+    cs = None if cs is None else cs.reshape(n, m, o // t)
+    return rs, cs
+
+
+_FP8 = _SwigluFamily(
+    "swiglu_fp8", ("cake_swiglu_fp8_fwd", "cake_swiglu_fp8_bwd"), "the 1x128 scale block",
+    FP8BlockwiseArrays, _fp8_scale_results,
+    # row_s [O/128, m] shards on m (its second dimension), col_s [m/128, O] on its 128-row
+    # blocks: each device's scales are its own call's, and they concatenate to the global
+    # MN-major layout (the strides m and O of one call).
+    lambda rows, row, col: ((None, rows), (rows, None)),
+    lambda row, col: ("b m", "m s", "m"),
+    lambda m, o: (),
+    _fp8_unfold, _fp8_scales)
+
+
+def _swiglu_results(fam, m, k, orient, backward):
+    o = 2 * k if backward else k
+    row = bool(orient & _cake.Orientation.ROWWISE)
+    col = bool(orient & _cake.Orientation.COLWISE)
+    e4m3 = jnp.float8_e4m3fn
+    rs, cs = fam.scale_results(m, o, row, col)
+    return (((m, o) if row else (0,), e4m3), rs, ((o, m) if col else (0,), e4m3), cs), row, col
+
+
+def _check_swiglu(fam, inp, grad):
     if inp.ndim != 2 or inp.shape[1] % 2 or inp.dtype != jnp.bfloat16:
-        raise ValueError(f"cake_jax swiglu_mxfp8: in {inp.shape} {inp.dtype} must be bfloat16 "
+        raise ValueError(f"cake_jax {fam.name}: in {inp.shape} {inp.dtype} must be bfloat16 "
                          "[m, 2k]")
     m, k = inp.shape[0], inp.shape[1] // 2
     if grad is not None and tuple(grad.shape) != (m, k):
-        raise ValueError(f"cake_jax swiglu_mxfp8 backward: grad {grad.shape} must be [m, k] = "
+        raise ValueError(f"cake_jax {fam.name} backward: grad {grad.shape} must be [m, k] = "
                          f"[{m}, {k}]")
     from cake.errors import Status
 
@@ -524,26 +631,28 @@ def _check_swiglu(inp, grad):
                              f"desc->m = {m}, desc->k = {k}: both must be > 0")
     if m % 128 or k % 128:
         raise _library_error(Status.UNSUPPORTED_SHAPE,
-                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 (the "
-                             "swizzled 128x4 scale layout's tile)")
+                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 "
+                             f"({fam.why_128})")
 
 
-def _swiglu_local(target, backward, orient, program, inp, grad):
+def _swiglu_local(fam, backward, orient, attrs, inp, grad):
     m, k = inp.shape[0], inp.shape[1] // 2
-    results, row, col = _swiglu_results(m, k, orient, backward)
+    results, row, col = _swiglu_results(fam, m, k, orient, backward)
     args = (inp,) if grad is None else (inp, grad)
-    out = _ffi(target, results, args, orientation=np.int32(int(orient)), program=program or "")
+    out = _ffi(fam.target(backward), results, args, orientation=np.int32(int(orient)),
+               **dict(attrs))
     return tuple(o for o, keep in zip(out, (row, row, col, col)) if keep)
 
 
 @functools.lru_cache(maxsize=None)
-def _swiglu_op(target, backward, orient, program, r_size, s_size):
+def _swiglu_op(fam, backward, orient, attrs, sizes):
+    """The partitioned, batched op of one family, direction, orientation and attributes
+    (((name, value), ...): program, scale rule); sizes: the Shardy rule's factor sizes."""
     row = bool(orient & _cake.Orientation.ROWWISE)
     col = bool(orient & _cake.Orientation.COLWISE)
 
     def local(axes, mesh, inp, *grad):
-        return _swiglu_local(target, backward, orient, program, inp,
-                             grad[0] if backward else None)
+        return _swiglu_local(fam, backward, orient, attrs, inp, grad[0] if backward else None)
 
     def shardings(mesh, spec, arg_shapes):
         m = arg_shapes[0].shape[0]
@@ -551,67 +660,63 @@ def _swiglu_op(target, backward, orient, program, r_size, s_size):
         if m % (_partition.SCALE_TILE * _partition.axes_size(mesh, _partition._axes(rows))):
             rows = None  # a shard would hold part of a 128-row scale tile: rows replicated
         spec = (rows, None)
-        res = ([(rows, None), (rows,)] if row else []) + ([(None, rows), (rows,)] if col else [])
+        rs, cs = fam.scale_specs(rows, row, col)
+        res = ([(rows, None), rs] if row else []) + ([(None, rows), cs] if col else [])
         return spec, [spec] * (2 if backward else 1), res
 
-    # Factors: m rows, c in's columns, g grad's, o the output's columns; the scale bytes are
-    # m-major runs (row_s: C' bytes per row; col_s shard-major: its blocks follow the rows).
-    outs = (["m o", "(m r)"] if row else []) + (["o m", "(m s)"] if col else [])
-    rule = ("m c, m g" if backward else "m c") + " -> " + ", ".join(outs)
-    sizes = (("r", r_size),) if row else ()
-    sizes += (("s", s_size),) if col else ()
-    r = RowRule(local, rule, shardings, ("c", "g", "o") if backward else ("c", "o"), sizes)
+    # Factors: the rows of in, c its columns, g grad's, o the output's columns.
+    rs, cs, m_f = fam.scale_factors(row, col)
+    outs = ([f"{m_f} o", rs] if row else []) + ([f"o {m_f}", cs] if col else [])
+    rule = (f"{m_f} c, {m_f} g" if backward else f"{m_f} c") + " -> " + ", ".join(outs)
+    # Sizes are given for the factors that appear only inside compound dimensions (JAX's rule).
+    whole = set(re.sub(r"\([^)]*\)", " ", rule.replace(",", " ").replace("->", " ")).split())
+    compound = set(" ".join(re.findall(r"\(([^)]*)\)", rule)).split())
+    factor_sizes = tuple((f, n) for f, n in sizes if f in compound and f not in whole)
+    # Columns stay whole (the scale blocks' factors too); the list in the rule's factor order.
+    keep = {"c", "o", "b", "s"} | ({"g"} if backward else set())
+    order = list(dict.fromkeys(re.findall(r"[a-z]+", rule)))
+    keep = tuple(f for f in order if f in keep)
+    r = RowRule(local, rule, shardings, keep, factor_sizes)
     op = _partition.partitioned(r)
 
     def fold(n, batched, *args):
         # The batch folded into the rows: one call on [n*m, 2k]; the outputs unfolded (the
-        # colwise ones are the transpose: a transpose of 512-byte scale tiles gives each
-        # element's own block).
+        # colwise ones are the transpose).
         full = [a if b else jnp.broadcast_to(a, (n,) + a.shape) for a, b in zip(args, batched)]
         m = full[0].shape[1]
         flat = [a.reshape((n * m,) + a.shape[2:]) for a in full]
-        sizes = _cake.swiglu_mxfp8_expected_sizes(n * m, flat[0].shape[1] // 2, backward)
-        inner = _swiglu_op(target, backward, orient, program, sizes.row_s_bytes // (n * m),
-                           sizes.col_s_bytes // (n * m))
-        out = list(inner(*flat))
-        res = []
-        if row:
-            rq, rs = out.pop(0), out.pop(0)
-            res += [rq.reshape(n, m, -1), rs.reshape(n, -1)]
-        if col:
-            cq, cs = out.pop(0), out.pop(0)
-            o = cq.shape[0]
-            t = _partition.SCALE_TILE
-            res += [cq.reshape(o, n, m).transpose(1, 0, 2),
-                    cs.reshape(o // t, n, m // t, 512).transpose(1, 0, 2, 3).reshape(n, -1)]
+        o = flat[0].shape[1] // 2 * (2 if backward else 1)
+        out = list(_swiglu_op(fam, backward, orient, attrs,
+                              tuple(fam.scale_sizes(n * m, o)))(*flat))
+        rq, rs = (out.pop(0), out.pop(0)) if row else (None, None)
+        cq, cs = (out.pop(0), out.pop(0)) if col else (None, None)
+        rs, cs = fam.unfold_scales(rs, cs, n, m, o)
+        res = ([rq.reshape(n, m, -1), rs] if row else [])
+        res += ([cq.reshape(o, n, m).transpose(1, 0, 2), cs] if col else [])
         return tuple(res), tuple(True for _ in res)
 
     return _partition.batched(op, fold)
 
 
-def _swiglu_call(target, backward, orient, program, inp, grad):
-    m, k = inp.shape[0], inp.shape[1] // 2
-    sizes = _cake.swiglu_mxfp8_expected_sizes(m, k, backward)
-    args = (inp,) if grad is None else (inp, grad)
-    if _manual(args):
-        return _swiglu_local(target, backward, orient, program, inp, grad)
-    # The scale bytes per row (the compound factors' inner sizes) are fixed by the shapes.
-    op = _swiglu_op(target, backward, orient, program, sizes.row_s_bytes // m,
-                    sizes.col_s_bytes // m)
-    return op(*args)
-
-
-def _swiglu(target, backward, inp, grad, orientation, program):
-    _check_swiglu(inp, grad)
+def _swiglu(fam, backward, inp, grad, orientation, program, **attrs):
+    _check_swiglu(fam, inp, grad)
     orient = _cake.Orientation.parse(orientation)
     row = bool(orient & _cake.Orientation.ROWWISE)
     col = bool(orient & _cake.Orientation.COLWISE)
     prepare()
     grad = None if grad is None else grad.astype(jnp.bfloat16)
-    out = list(_swiglu_call(target, backward, orient, program, inp, grad))
+    attrs = tuple(sorted(dict(attrs, program=program or "").items()))
+    args = (inp,) if grad is None else (inp, grad)
+    if _manual(args):
+        out = list(_swiglu_local(fam, backward, orient, attrs, inp, grad))
+    else:
+        m, k = inp.shape[0], inp.shape[1] // 2
+        sizes = tuple(fam.scale_sizes(m, 2 * k if backward else k))
+        out = list(_swiglu_op(fam, backward, orient, attrs, sizes)(*args))
     rq, rs = (out.pop(0), out.pop(0)) if row else (None, None)
     cq, cs = (out.pop(0), out.pop(0)) if col else (None, None)
-    return MXFP8Arrays(rq, rs, cq, cs)
+    rs, cs = fam.public_scales(rs, cs)
+    return fam.arrays(rq, rs, cq, cs)
 
 
 def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
@@ -629,13 +734,35 @@ def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
 
 def swiglu_mxfp8(inp, orientation="rowwise", program: Optional[str] = None) -> MXFP8Arrays:
     """Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to MXFP8 ("rowwise", "colwise", "both")."""
-    return _swiglu("cake_swiglu_mxfp8_fwd", False, inp, None, orientation, program)
+    return _swiglu(_MXFP8, False, inp, None, orientation, program)
 
 
 def swiglu_mxfp8_backward(inp, grad, orientation="rowwise",
                           program: Optional[str] = None) -> MXFP8Arrays:
     """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to MXFP8."""
-    return _swiglu("cake_swiglu_mxfp8_bwd", True, inp, grad, orientation, program)
+    return _swiglu(_MXFP8, True, inp, grad, orientation, program)
+
+
+def swiglu_fp8(inp, orientation="rowwise", scale_rule="exact",
+               program: Optional[str] = None) -> FP8BlockwiseArrays:
+    """Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to FP8 blockwise 1x128 ("rowwise",
+    "colwise", "both"; scale_rule "exact" or "pow2"): the format Hopper FP8 GEMMs take."""
+    rule = np.int32(int(_cake.Fp8ScaleRule.parse(scale_rule)))
+    return _swiglu(_FP8, False, inp, None, orientation, program, scale_rule=rule)
+
+
+def swiglu_fp8_backward(inp, grad, orientation="rowwise", scale_rule="exact",
+                        program: Optional[str] = None) -> FP8BlockwiseArrays:
+    """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to FP8 blockwise."""
+    rule = np.int32(int(_cake.Fp8ScaleRule.parse(scale_rule)))
+    return _swiglu(_FP8, True, inp, grad, orientation, program, scale_rule=rule)
+
+
+def dequantize_fp8_blockwise(q, s):
+    """float32 values of an FP8 blockwise array [R, N] (row_q with row_s, or col_q with col_s):
+    s is the MN-major storage [N/128, R]."""
+    rows, cols = q.shape
+    return (q.astype(jnp.float32).reshape(rows, cols // 128, 128) * s.T[:, :, None]).reshape(rows, cols)
 
 
 def swizzled_scale_offsets(rows: int, cols: int):

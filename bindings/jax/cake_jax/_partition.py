@@ -1,7 +1,7 @@
 """Partitioning (jit over a mesh) and batching (vmap) rules of Cake's custom calls.
 
-Every Cake op works on rows: a norm-gate row is x's last dimension ([..., d]); a SwiGLU + MXFP8 row
-is a row of in ([m, 2k]). Each op is wrapped in jax.experimental.custom_partitioning with a
+Every Cake op works on rows: a norm-gate row is x's last dimension ([..., d]); a SwiGLU row
+(MXFP8 or FP8 blockwise) is a row of in ([m, 2k]). Each op is wrapped in jax.experimental.custom_partitioning with a
 Shardy rule (the mechanism JAX 0.11 gives FFI calls under plain jit): its rows may be sharded over
 any mesh axes, and each device calls the kernel on its own rows; the columns must be replicated
 (an operand sharded on them is resharded to replicated columns by XLA, before the call, because
@@ -21,6 +21,12 @@ the partition callback asks for it). Rules:
   transpose [O, M], shards on its second dimension. col_s: each device writes the swizzled scales
   of its own [O, M/n] block, and the global col_s is those n blocks in turn ("shard-major"), not
   the unsharded call's layout; colwise_scales_to_global() permutes it to that layout.
+- SwiGLU + FP8 blockwise (forward and backward): rows as for MXFP8 (whole 128-row blocks a
+  shard, else replicated). row_q and col_q as above; row_s, the MN-major storage [O/128, M],
+  shards on its second dimension (M); col_s, the storage [M/128, O], is declared to the rule as
+  its bytes' [M, O/128] view, so it shards on rows like row_q (the shards' 128-row blocks stay
+  whole), and the op's caller gets the [M/128, O] view. Either way a device's scales are its own
+  call's and the shards concatenate to the unsharded call's layout: nothing to permute.
 
 A new op brings its rule as one RowRule (the kernel call on local operands, the Shardy string
 and how its operands and results are sharded given the rows' spec).

@@ -137,3 +137,39 @@ def gated_rmsnorm64(x, z, w, eps, gate="silu", gate_before_norm=False, group_siz
     if a is not None and not gate_before_norm:
         y = y * a
     return y
+
+
+def quantize_blockwise_rows(v, rule="exact"):
+    """FP8 blockwise 1x128 of BF16 [R, N] along rows (docs/spec/fp8-blockwise.md): (uint8 E4M3
+    [R, N], float32 scales [N/128, R] in the MN-major storage)."""
+    rows, n = v.shape
+    f = np.asarray(v).astype(np.float32).reshape(rows, n // 128, 128)
+    with np.errstate(invalid="ignore"):
+        amax = np.max(np.abs(f), axis=-1)
+    a = np.maximum(amax, np.float32(448 * 2.0**-126))
+    if rule == "pow2":
+        s = np.exp2(np.ceil(np.log2(a.astype(np.float64) / 448))).astype(np.float32)
+        r = (1 / s.astype(np.float64)).astype(np.float32)
+    else:
+        s = (a / np.float32(448)).astype(np.float32)
+        r = (np.float32(448) / a).astype(np.float32)
+    bad = ~np.isfinite(amax)
+    s[bad] = np.nan
+    with np.errstate(invalid="ignore", over="ignore"):
+        q = (f * r[..., None]).astype(np.float32).astype(E4M3).view(np.uint8).copy()
+    q[np.broadcast_to(bad[..., None], q.shape)] = 0x7F
+    return q.reshape(rows, n), np.ascontiguousarray(s.T)
+
+
+def check_blockwise(name, q, s, q_ref, s_ref):
+    """Scales within 2^-7 relatively (the BF16 amax of a Y whose sigmoid differs in an ulp),
+    E4M3 ordinals within 1 where the scales agree, few differing bytes."""
+    s, s_ref = np.asarray(s, np.float64), np.asarray(s_ref, np.float64)
+    assert s.shape == s_ref.shape, f"{name}: scales {s.shape}, want {s_ref.shape}"
+    rel = np.abs(s - s_ref) / s_ref
+    assert np.nanmax(rel) <= 2.0**-7, f"{name}: scale gap {np.nanmax(rel):.3g}"
+    assert (rel != 0).sum() <= max(2, 1e-4 * s.size), f"{name}: {(rel != 0).sum()} scales differ"
+    same = np.repeat((rel == 0).T, 128, axis=1)
+    qgap = np.abs(e4m3_ordinal(q).reshape(same.shape) - e4m3_ordinal(q_ref))
+    assert qgap[same].max() <= 1, f"{name}: E4M3 ordinal gap {qgap[same].max()}"
+    assert (qgap[same] != 0).sum() <= max(8, 1e-5 * qgap.size), f"{name}: data bytes differ"

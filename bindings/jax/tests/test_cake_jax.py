@@ -16,11 +16,13 @@ import numpy as np  # noqa: E402
 
 from conftest import require_op  # noqa: E402
 from reference_np import (  # noqa: E402
+    check_blockwise,
     check_grad,
     check_mxfp8,
     check_y,
     normgate_bwd64,
     normgate_fwd64,
+    quantize_blockwise_rows,
     quantize_rows,
     rel_l2,
     swiglu_y64,
@@ -145,6 +147,41 @@ def test_swiglu_mxfp8_forward_and_backward(orientation):
     require_op("swiglu_mxfp8_bwd")
     bwd = jax.jit(cake_jax.swiglu_mxfp8_backward, static_argnums=2)(inp, grad, orientation)
     check_form("backward", bwd, swiglu_y64(inp, grad), orientation)
+
+
+@pytest.mark.parametrize("orientation", ["rowwise", "colwise", "both"])
+@pytest.mark.parametrize("rule", ["exact", "pow2"])
+def test_swiglu_fp8_forward_and_backward(orientation, rule):
+    require_op("swiglu_fp8_fwd")
+    inp, grad = swiglu_inputs(384, 640, seed=6)
+    for backward in (False, True):
+        if backward:
+            require_op("swiglu_fp8_bwd")
+            out = jax.jit(cake_jax.swiglu_fp8_backward, static_argnums=(2, 3))(
+                inp, grad, orientation, rule)
+            y = swiglu_y64(inp, grad)
+        else:
+            out = jax.jit(cake_jax.swiglu_fp8, static_argnums=(1, 2))(inp, orientation, rule)
+            y = swiglu_y64(inp)
+        m, o = y.shape
+        if orientation != "colwise":
+            assert out.row_q.shape == (m, o) and out.row_s.shape == (o // 128, m)
+            assert out.row_s.dtype == jnp.float32
+            q_ref, s_ref = quantize_blockwise_rows(y, rule)
+            check_blockwise("rowwise", np.asarray(out.row_q), out.row_s, q_ref, s_ref)
+            deq = cake_jax.dequantize_fp8_blockwise(out.row_q, out.row_s)
+            assert rel_l2(deq, y) <= 0.05
+        else:
+            assert out.row_q is None and out.row_s is None
+        if orientation != "rowwise":
+            assert out.col_q.shape == (o, m) and out.col_s.shape == (m // 128, o)
+            q_ref, s_ref = quantize_blockwise_rows(np.ascontiguousarray(y.T), rule)
+            check_blockwise("colwise", np.asarray(out.col_q), out.col_s, q_ref, s_ref)
+        else:
+            assert out.col_q is None and out.col_s is None
+        if rule == "pow2" and out.row_s is not None:
+            e = np.log2(np.asarray(out.row_s, np.float64))
+            assert np.array_equal(e, np.round(e))
 
 
 def test_shard_map_example_matches_one_gpu():

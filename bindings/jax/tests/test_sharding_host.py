@@ -345,6 +345,23 @@ def _swiglu_probe(inp, grad, orient, results):
     return out
 
 
+def _swiglu_fp8_probe(inp, grad, orient, results, rule):
+    # FP8 blockwise layouts: row_s [O/128, m] holds at (j, m) a function of row m's block j,
+    # col_s [m/128, O] at (i, o) one of column o's block i (MN-major storage, one call's).
+    m, k2 = inp.shape
+    backward = grad is not None
+    o = k2 if backward else k2 // 2
+    vals = inp.astype(jnp.float32)[:, :o] + (1.0 if backward else 0.0) + rule
+    out = [jnp.zeros(shape, dtype) for shape, dtype in results]
+    if orient & 1:
+        out[0] = (vals % 64).astype(jnp.float8_e4m3fn)
+        out[1] = vals[:, ::128].T * 3 + 0.5
+    if orient & 2:
+        out[2] = (vals.T % 64).astype(jnp.float8_e4m3fn)
+        out[3] = (vals[::128, :] * 5 + 0.25).reshape(m, o // 128)  # the op's [m, O/128] view
+    return out
+
+
 def _ffi_stand_in(target, results, args, **attrs):
     # As the real call: inside shard_map all operands vary over the same axes (else the jnp
     # code's implicit broadcast of w would transpose to a psum the kernel does not do).
@@ -370,6 +387,9 @@ def _ffi_stand_in(target, results, args, **attrs):
         return (dx.astype(x.dtype), dz.astype(dz_dtype), dw.astype(dw_dtype),
                 jnp.zeros(ws_shape, jnp.uint8))
     orient = int(attrs["orientation"])
+    if target.startswith("cake_swiglu_fp8"):
+        return _swiglu_fp8_probe(args[0], args[1] if len(args) > 1 else None, orient, results,
+                                 int(attrs["scale_rule"]))
     if target == "cake_swiglu_mxfp8_fwd":
         return _swiglu_probe(args[0], None, orient, results)
     return _swiglu_probe(args[0], args[1], orient, results)
@@ -453,12 +473,20 @@ def test_swiglu_values_sharded_equal_unsharded(stand_in, auto_mesh, backward):
     assert (_bits(plain.col_s) == _bits(glob)).all()
 
 
+_SWIGLU_BOTH = {  # (forward, backward) of each format, both orientations
+    "mxfp8": (lambda a, g: cake_jax.swiglu_mxfp8(a, "both"),
+              lambda a, g: cake_jax.swiglu_mxfp8_backward(a, g, "both")),
+    "fp8": (lambda a, g: cake_jax.swiglu_fp8(a, "both"),
+            lambda a, g: cake_jax.swiglu_fp8_backward(a, g, "both", "pow2")),
+}
+
+
+@pytest.mark.parametrize("family", sorted(_SWIGLU_BOTH))
 @pytest.mark.parametrize("backward", [False, True])
-def test_swiglu_vmap_fold_equals_per_element_calls(stand_in, backward):
+def test_swiglu_vmap_fold_equals_per_element_calls(stand_in, family, backward):
     inp = jax.random.randint(jax.random.PRNGKey(3), (3, 256, 512), 0, 200).astype(BF16)
     grad = jax.random.randint(jax.random.PRNGKey(4), (3, 256, 256), 0, 200).astype(BF16)
-    f = (lambda a, g: cake_jax.swiglu_mxfp8_backward(a, g, "both")) if backward else \
-        (lambda a, g: cake_jax.swiglu_mxfp8(a, "both"))
+    f = _SWIGLU_BOTH[family][backward]
     cpu0 = jax.devices("cpu")[0]
     inp, grad = jax.device_put(inp, cpu0), jax.device_put(grad, cpu0)
     folded = jax.jit(jax.vmap(f))(inp, grad)
@@ -527,3 +555,80 @@ def test_eager_calls_compose(stand_in):
     inp = jax.device_put(jnp.ones((128, 256), BF16), cpu0)
     q = cake_jax.swiglu_mxfp8(inp, "both")
     assert q.row_q.shape == (128, 128) and q.col_q.shape == (128, 128)
+
+
+# ---- SwiGLU + FP8 blockwise: the same rules, its scale layouts ---------------------------------
+@pytest.mark.parametrize("orient", ["rowwise", "colwise", "both"])
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_fp8_rows_sharded_runs_locally(mesh, orient, backward):
+    inp = arg((1024, 512), mesh, "r", None)
+    grad = arg((1024, 256), mesh, "r", None)
+    if backward:
+        f = lambda a, g: cake_jax.swiglu_fp8_backward(a, g, orient, "pow2")  # noqa: E731
+    else:
+        f = lambda a, g: cake_jax.swiglu_fp8(a, orient)  # noqa: E731
+    c = jax.jit(f).lower(inp, grad).compile()
+    text = c.as_text()
+    (line,) = calls(text, "cake_swiglu_fp8_bwd" if backward else "cake_swiglu_fp8_fwd")
+    o = 512 if backward else 256
+    if orient != "colwise":
+        assert f"f8e4m3fn[256,{o}]" in line and f"f32[{o // 128},256]" in line
+    if orient != "rowwise":
+        # col_s reaches the kernel as [rows, O/128] (its [rows/128, O] bytes).
+        assert f"f8e4m3fn[{o},256]" in line and f"f32[256,{o // 128}]" in line
+    assert collectives(text) == []
+    out = c.output_shardings
+    if orient != "colwise":
+        assert out.row_q.spec == P("r") and out.row_s.spec == P(None, "r")
+    if orient != "rowwise":
+        assert out.col_q.spec == P(None, "r") and out.col_s.spec == P("r")
+
+
+def test_swiglu_fp8_rows_not_in_whole_tiles_are_replicated(mesh):
+    inp = arg((256, 512), mesh, "r", None)  # 64 rows per device: part of a 128-row block
+    (line,) = calls(hlo(lambda a: cake_jax.swiglu_fp8(a, "both"), inp), "cake_swiglu_fp8_fwd")
+    assert "f8e4m3fn[256,256]" in line and "f32[2,256]" in line and "f32[256,2]" in line
+
+
+def test_swiglu_fp8_vmap_folds_into_rows():
+    inp = jax.ShapeDtypeStruct((3, 256, 512), BF16)
+    f = jax.vmap(lambda a: cake_jax.swiglu_fp8(a, "both"))
+    text = jax.jit(f).lower(inp).as_text()
+    assert "cake_swiglu_fp8_fwd" in text and "while" not in text
+    out = jax.eval_shape(f, inp)
+    assert out.row_q.shape == (3, 256, 256) and out.row_s.shape == (3, 2, 256)
+    assert out.col_q.shape == (3, 256, 256) and out.col_s.shape == (3, 2, 256)
+    assert out.row_s.dtype == jnp.float32 and out.col_s.dtype == jnp.float32
+
+
+@pytest.mark.parametrize("shape,kw,error,words", [
+    ((100, 256), {}, cake.UnsupportedShapeError, "desc->m = 100"),
+    ((128, 192), {}, cake.UnsupportedShapeError, "the 1x128 scale block"),
+    ((128, 255), {}, ValueError, "[m, 2k]"),
+    ((128, 256), {"scale_rule": "floor"}, ValueError, "'exact' or 'pow2'"),
+    ((128, 256), {"orientation": "diagonal"}, ValueError, "diagonal"),
+])
+def test_swiglu_fp8_trace_time_errors(shape, kw, error, words):
+    inp = jax.ShapeDtypeStruct(shape, BF16)
+    with pytest.raises(error, match=re.escape(words)):
+        jax.jit(lambda a: cake_jax.swiglu_fp8(a, **kw)).lower(inp)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_fp8_values_sharded_equal_unsharded(stand_in, auto_mesh, backward):
+    # Every scale array is the unsharded call's bit for bit: MN-major storage shards into the
+    # devices' own calls' outputs (no shard-major permutation as MXFP8's col_s needs).
+    m, k = 1024, 256
+    inp = jax.random.randint(jax.random.PRNGKey(8), (m, 2 * k), 0, 200).astype(BF16)
+    grad = jax.random.randint(jax.random.PRNGKey(9), (m, k), 0, 200).astype(BF16)
+    f = _SWIGLU_BOTH["fp8"][backward]
+    cpu0 = jax.devices("cpu")[0]
+    plain = jax.jit(f)(jax.device_put(inp, cpu0), jax.device_put(grad, cpu0))
+    rows = NamedSharding(auto_mesh, P("r", None))
+    sharded = jax.jit(f)(jax.device_put(inp, rows), jax.device_put(grad, rows))
+    for a, b in zip(plain, sharded):
+        assert a.shape == b.shape and (_bits(a) == _bits(b)).all()
+    # The probe's values: the rule reached the kernel, and row_s[j, m] is row m's block j.
+    rule = 1.0 if backward else 0.0
+    vals = inp.astype(jnp.float32)[:, : 2 * k if backward else k] + rule + (1.0 if backward else 0.0)
+    assert (_bits(plain.row_s) == _bits(vals[:, ::128].T * 3 + 0.5)).all()

@@ -24,7 +24,8 @@ import sys
 from ctypes import byref, c_size_t
 
 from . import _lib
-from ._lib import NormgateDesc, SwigluFp8Desc, SwigluMxfp8Desc, library_candidates
+from ._lib import (NormgateDesc, NormgateQuantDesc, SwigluFp8Desc, SwigluMxfp8Desc,
+                   library_candidates)
 from .errors import (
     ArchUnsupportedError,
     CakeError,
@@ -58,6 +59,8 @@ __all__ = [
     "swiglu_mxfp8_buffer_sizes", "swiglu_mxfp8_expected_sizes", "table_programs", "table_routes",
     "Fp8ScaleRule", "SwigluFp8Sizes", "swiglu_fp8_desc", "swiglu_fp8_buffer_sizes",
     "swiglu_fp8_expected_sizes",
+    "NormgateQuantFormat", "NormgateQuantSizes", "normgate_quant_desc",
+    "normgate_quant_buffer_sizes", "normgate_quant_expected_sizes",
 ]
 
 
@@ -283,6 +286,38 @@ class SwigluFp8Sizes:
     col_s_bytes: int
     row_s_stride: int
     col_s_stride: int
+
+
+class NormgateQuantFormat(enum.IntEnum):
+    """cake_normgate_quant_format_t: the quantized form of a normgate forward's y (0.4)."""
+
+    FP8_BLOCKWISE = 1  # E4M3 + FP32 scale per 128 columns, MN-major (F.scaled_mm BlockWise1x128)
+    MXFP8 = 2          # E4M3 + E8M0 scale per 32 columns, swizzled 128x4
+
+    @classmethod
+    def parse(cls, value) -> "NormgateQuantFormat":
+        if isinstance(value, str):
+            names = {"fp8_blockwise": cls.FP8_BLOCKWISE, "fp8": cls.FP8_BLOCKWISE,
+                     "blockwise": cls.FP8_BLOCKWISE, "mxfp8": cls.MXFP8}
+            try:
+                return names[value.lower()]
+            except KeyError:
+                raise ValueError(f"quantized y format {value!r}: 'fp8_blockwise' or 'mxfp8'") from None
+        return cls(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class NormgateQuantSizes:
+    """cake_normgate_quant_sizes: the quantized matrix [q_rows, q_cols] = [rows / heads,
+    heads * d], its E4M3 bytes, its scale bytes, scale columns and (FP8 blockwise) the MN-major
+    scale stride (q_rows; 0 for MXFP8's swizzled layout)."""
+
+    q_rows: int
+    q_cols: int
+    q_bytes: int
+    s_bytes: int
+    s_cols: int
+    s_stride: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -560,6 +595,39 @@ def swiglu_fp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluF
     return SwigluFp8Sizes(o, m * o, 4 * m * (o // 128), 4 * o * (m // 128), m, o)
 
 
+def normgate_quant_desc(format=NormgateQuantFormat.FP8_BLOCKWISE, scale_rule=Fp8ScaleRule.EXACT,
+                        heads: int = 0) -> NormgateQuantDesc:
+    """A cake_normgate_quant_desc initialised by cake_normgate_quant_desc_init(), then these set
+    (heads: normgate rows a row of the quantized matrix holds; 0 means 1)."""
+    q = NormgateQuantDesc()
+    _L().call("cake_normgate_quant_desc_init", byref(q))
+    q.format = int(NormgateQuantFormat.parse(format))
+    q.scale_rule = int(Fp8ScaleRule.parse(scale_rule))
+    q.heads = int(heads)
+    return q
+
+
+def normgate_quant_buffer_sizes(desc: NormgateDesc, quant: NormgateQuantDesc) -> NormgateQuantSizes:
+    """cake_normgate_quant_buffer_sizes(): the quantized output's sizes. Needs no device."""
+    sizes = _lib.NormgateQuantSizesStruct()
+    _L().call("cake_normgate_quant_sizes_init", byref(sizes))
+    _L().call("cake_normgate_quant_buffer_sizes", byref(desc), byref(quant), byref(sizes))
+    return NormgateQuantSizes(sizes.q_rows, sizes.q_cols, sizes.q_bytes, sizes.s_bytes,
+                              sizes.s_cols, sizes.s_stride)
+
+
+def normgate_quant_expected_sizes(rows: int, d: int, format=NormgateQuantFormat.FP8_BLOCKWISE,
+                                  heads: int = 0) -> NormgateQuantSizes:
+    """The sizes the spec defines (docs/spec/normgate.md, "Quantized y"), computed without the
+    library (shape inference for fake tensors); the arguments are assumed valid."""
+    h = max(1, int(heads))
+    t, k = int(rows) // h, h * int(d)
+    if NormgateQuantFormat.parse(format) == NormgateQuantFormat.FP8_BLOCKWISE:
+        return NormgateQuantSizes(t, k, rows * d, 4 * t * (k // 128), k // 128, t)
+    c = k // 32
+    return NormgateQuantSizes(t, k, rows * d, (t + 127) // 128 * 128 * ((c + 3) // 4 * 4), c, 0)
+
+
 # ---- handles -------------------------------------------------------------------------------
 def _ptr(value) -> int | None:
     """A device pointer argument: int address, None (NULL), or an object with data_ptr()."""
@@ -666,6 +734,18 @@ class Handle:
 
     def normgate_forward_query(self, desc: NormgateDesc) -> ProgramInfo:
         return self._info("cake_normgate_forward_query", byref(desc))
+
+    def normgate_forward_quantized(self, desc: NormgateDesc, quant: NormgateQuantDesc, x, z, w,
+                                   q, q_scale, y=None, rstd=None, stream=None) -> None:
+        """cake_normgate_forward_quantized() (0.4): the default form's y, quantized by @p quant
+        into q (E4M3) and q_scale; the BF16 y too when @p y is given. Asynchronous."""
+        self._lib.call("cake_normgate_forward_quantized", self._live(), byref(desc), byref(quant),
+                       _ptr(x), _ptr(z), _ptr(w), _ptr(y), _ptr(rstd), _ptr(q), _ptr(q_scale),
+                       _stream(stream))
+
+    def normgate_forward_quantized_query(self, desc: NormgateDesc,
+                                         quant: NormgateQuantDesc) -> ProgramInfo:
+        return self._info("cake_normgate_forward_quantized_query", byref(desc), byref(quant))
 
     def normgate_workspace_size(self, desc: NormgateDesc) -> int:
         """Bytes of (zero-filled) workspace normgate_backward() needs for @p desc."""

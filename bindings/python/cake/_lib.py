@@ -189,6 +189,31 @@ class SwigluFp8SizesStruct(ctypes.Structure):
     ]
 
 
+class NormgateQuantDesc(ctypes.Structure):
+    """cake_normgate_quant_desc (0.4): the quantized y of a normgate forward."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("format", c_int),  # cake_normgate_quant_format_t
+        ("scale_rule", c_int),  # cake_fp8_scale_rule_t
+        ("heads", c_int64),
+    ]
+
+
+class NormgateQuantSizesStruct(ctypes.Structure):
+    """cake_normgate_quant_sizes (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("q_rows", c_int64),
+        ("q_cols", c_int64),
+        ("q_bytes", c_size_t),
+        ("s_bytes", c_size_t),
+        ("s_cols", c_int64),
+        ("s_stride", c_int64),
+    ]
+
+
 #: Every public struct, by its C name (the host tests compare layouts with a C compiler).
 STRUCTS = {
     "cake_handle_options": HandleOptions,
@@ -201,6 +226,8 @@ STRUCTS = {
     "cake_swiglu_mxfp8_sizes": SwigluMxfp8SizesStruct,
     "cake_swiglu_fp8_desc": SwigluFp8Desc,
     "cake_swiglu_fp8_sizes": SwigluFp8SizesStruct,
+    "cake_normgate_quant_desc": NormgateQuantDesc,
+    "cake_normgate_quant_sizes": NormgateQuantSizesStruct,
 }
 
 # ---- functions: name -> (restype, argtypes), in cake.h's order ---------------------------
@@ -284,6 +311,23 @@ FUNCTIONS = {
     "cake_swiglu_fp8_query": (
         c_status,
         [c_handle, POINTER(SwigluFp8Desc), c_int, POINTER(ProgramInfoStruct)],
+    ),
+    # 0.4: normgate with quantized y.
+    "cake_normgate_quant_desc_init": (c_status, [POINTER(NormgateQuantDesc)]),
+    "cake_normgate_quant_sizes_init": (c_status, [POINTER(NormgateQuantSizesStruct)]),
+    "cake_normgate_quant_buffer_sizes": (
+        c_status,
+        [POINTER(NormgateDesc), POINTER(NormgateQuantDesc), POINTER(NormgateQuantSizesStruct)],
+    ),
+    # handle, desc, quant, x, z, w, y, rstd, q, q_scale, stream
+    "cake_normgate_forward_quantized": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc), POINTER(NormgateQuantDesc)] + [c_devptr] * 7
+        + [c_stream],
+    ),
+    "cake_normgate_forward_quantized_query": (
+        c_status,
+        [c_handle, POINTER(NormgateDesc), POINTER(NormgateQuantDesc), POINTER(ProgramInfoStruct)],
     ),
 }
 

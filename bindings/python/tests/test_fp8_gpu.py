@@ -237,3 +237,29 @@ def test_fp8_mlp_block_forward_backward():
     assert errs["loss"] < 0.1
     for name in ("out", "dx", "dW_gu", "dW_down"):
         assert errs[name] < 0.1, (name, errs[name])
+
+
+# ---- the norm-gate with quantized y into o_proj ------------------------------------------------
+@pytest.mark.parametrize("pow2", [False, True])
+def test_normgate_fp8_bytes_and_o_proj(pow2):
+    require_symbols("cake_normgate_forward_quantized")
+    t, heads, d, n = 1000, 32, 128, 1024  # Qwen3-Next's gated norm: [T, H, 128]
+    g = torch.Generator(device=DEV).manual_seed(11)
+    x = torch.randn(t, heads, d, device=DEV, generator=g).to(BF16)
+    z = (2 * torch.randn(t, heads, d, device=DEV, generator=g)).to(BF16)
+    w = (1 + 0.5 * torch.randn(d, device=DEV, generator=g)).to(BF16)
+    y = ct.normgate(x, z, w)
+    out = ct.normgate_fp8(x, z, w, pow2_scales=pow2, return_y=True)
+    assert torch.equal(out.y.view(torch.int16), y.view(torch.int16))  # the plain forward's y
+    q_ref, s_ref = fp8.quantize_fp8_blockwise(y.reshape(t, heads * d), pow2)
+    assert bytes_equal(out.q, q_ref) and scales_equal(out.q_scale, s_ref)
+    assert out.q_scale.shape == (t, heads) and out.q_scale.stride() == (1, t)
+    wo = (torch.randn(n, heads * d, device=DEV, generator=g) / (heads * d) ** 0.5).to(BF16)
+    wo_q, wo_s = quant_128x128(wo)
+    o = mm_1x128_128x128(out.q, out.q_scale, wo_q, wo_s)
+    e_bf16 = rel(o, y.reshape(t, -1) @ wo.t())
+    ERRORS[f"normgate_fp8 -> scaled_mm o_proj vs BF16, pow2={pow2}"] = e_bf16
+    assert e_bf16 < 0.08
+    mx = ct.normgate_fp8(x, z, w, format="mxfp8")
+    deq = ct.dequantize_mxfp8(mx.q, mx.q_scale)
+    assert rel(deq, y.reshape(t, -1).float()) < 0.05

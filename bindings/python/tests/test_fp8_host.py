@@ -112,3 +112,40 @@ def test_dequantize_round_trip_error():
     d = fp8.dequantize_fp8_blockwise(q, s)
     rel = ((d - y.float()).abs() / y.float().abs().clamp(min=1e-3)).max()
     assert rel <= 2 ** -4 + 1e-6
+
+
+def test_normgate_fp8_fakes_shapes_and_strides():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(300, 32, 128, dtype=torch.bfloat16)
+        w = torch.empty(128, dtype=torch.bfloat16)
+        q, s, y = torch.ops.cake.normgate_fwd_quant(x, x, w, 1, 0, 32, True)
+        assert q.shape == (300, 4096) and q.dtype == torch.float8_e4m3fn
+        assert s.shape == (32, 300) and s.dtype == torch.float32 and y.shape == x.shape
+        g = ct.normgate_fp8(x, x, w)  # heads from x's shape: [T, H, d] -> [T, H*d]
+        assert g.q.shape == (300, 4096) and g.y is None
+        assert g.q_scale.shape == (300, 32) and g.q_scale.stride() == (1, 300)
+        x2 = torch.empty(77, 64, dtype=torch.bfloat16)
+        w2 = torch.empty(64, dtype=torch.bfloat16)
+        g = ct.normgate_fp8(x2, x2, w2, format="mxfp8", return_y=True)
+        assert g.q.shape == (77, 64) and g.q_scale.shape == (512,) and g.y.shape == (77, 64)
+        assert g.q_scale.dtype == torch.uint8
+        with pytest.raises(cake.UnsupportedShapeError, match="multiple of 128"):
+            ct.normgate_fp8(x2, x2, w2)
+        with pytest.raises(cake.UnsupportedShapeError, match="several heads"):
+            ct.normgate_fp8(x2, x2, w2, format="mxfp8", heads=7)
+        x3 = torch.empty(77, 128, dtype=torch.bfloat16)
+        with pytest.raises(cake.InvalidArgumentError, match="does not divide"):
+            ct.normgate_fp8(x3, x3, w, heads=2)
+        with pytest.raises(cake.InvalidArgumentError, match="default form only"):
+            ct.normgate_fp8(x.float(), x, w)
+        with pytest.raises(ValueError, match="format 3"):
+            torch.ops.cake.normgate_fwd_quant(x, x, w, 3)
+
+
+def test_normgate_fp8_sizes_without_the_library_match():
+    for rows, d, fmt, heads in ((3200, 128, 1, 32), (77, 64, 2, 1), (300, 256, 2, 3), (9, 5120, 1, 1)):
+        desc = cake.normgate_desc(rows=rows, d=d)
+        assert cake.normgate_quant_buffer_sizes(desc, cake.normgate_quant_desc(fmt, heads=heads)) \
+            == cake.normgate_quant_expected_sizes(rows, d, fmt, heads)

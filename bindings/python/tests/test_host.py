@@ -70,6 +70,7 @@ def test_enums_match_header(header_text):
         **{n: f.value for n, f in cake.NormgateFlags.__members__.items() if f.value},
         **{f"GATE_{g.name}": g.value for g in cake.NormgateGate},
         **{f"GATE_{p.name}": p.value for p in cake.NormgatePlacement},
+        **{f"QUANT_{f.name}": f.value for f in cake.NormgateQuantFormat},
     }
     assert header_enum(header_text, "CAKE_MXFP8_") == {
         n: o.value for n, o in cake.Orientation.__members__.items()}
@@ -448,3 +449,29 @@ def test_another_abi_is_refused_with_what_was_found(tmp_path):
     assert r.returncode != 0
     assert "LibraryNotFoundError" in last and f"{so} is libcake 1.2.3 (ABI 1)" in last, last
     assert "needs ABI 0 (libcake.so.0" in last, last
+
+
+def test_normgate_quant_sizes_match_the_spec():
+    # [T, H, 128] heads as [T, H*128] (T = 100, H = 32), and MXFP8's padded swizzled matrix.
+    for rows, d, fmt, heads in ((3200, 128, "fp8_blockwise", 32), (77, 256, "fp8", 0),
+                                (77, 64, "mxfp8", 0), (300, 128, "mxfp8", 3), (10, 5120, "mxfp8", 1)):
+        desc = cake.normgate_desc(rows=rows, d=d)
+        got = cake.normgate_quant_buffer_sizes(desc, cake.normgate_quant_desc(fmt, heads=heads))
+        assert got == cake.normgate_quant_expected_sizes(rows, d, fmt, heads), (rows, d, fmt)
+    got = cake.normgate_quant_buffer_sizes(cake.normgate_desc(rows=3200, d=128),
+                                           cake.normgate_quant_desc("fp8", heads=32))
+    assert (got.q_rows, got.q_cols, got.s_cols, got.s_stride, got.s_bytes) == (100, 4096, 32, 100, 12800)
+
+
+@pytest.mark.parametrize("d,fmt,heads,error,match", [
+    (64, "fp8_blockwise", 0, cake.UnsupportedShapeError, "multiple of 128"),
+    (48, "mxfp8", 0, cake.UnsupportedShapeError, "multiple of 32"),
+    (96, "mxfp8", 2, cake.UnsupportedShapeError, "several heads"),
+    (128, "fp8", 3, cake.InvalidArgumentError, "does not divide"),
+])
+def test_normgate_quant_validation(d, fmt, heads, error, match):
+    desc = cake.normgate_desc(rows=64, d=d)
+    with pytest.raises(error, match=match):
+        cake.normgate_quant_buffer_sizes(desc, cake.normgate_quant_desc(fmt, heads=heads))
+    with pytest.raises(ValueError, match="'fp8_blockwise' or 'mxfp8'"):
+        cake.normgate_quant_desc("int8")

@@ -270,6 +270,6 @@ def dequantize_mxfp8(q: torch.Tensor, s: torch.Tensor, colwise: bool = False) ->
 from .modules import FusedRMSNormGated, RMSNormGated  # noqa: E402
 from .patch import GatedNormPatchError, patch_transformers  # noqa: E402
 from . import sharding  # noqa: E402,F401  (the DTensor sharding rules of the operators)
-from .fp8 import (  # noqa: E402,F401  (SwiGLU + FP8 blockwise 1x128)
-    FP8Tensors, dequantize_fp8_blockwise, quantize_fp8_blockwise, swiglu_fp8,
-    swiglu_fp8_backward)
+from .fp8 import (  # noqa: E402,F401  (SwiGLU + FP8 blockwise 1x128, the norm-gate's FP8 y)
+    FP8Tensors, NormgateFP8, dequantize_fp8_blockwise, normgate_fp8, quantize_fp8_blockwise,
+    swiglu_fp8, swiglu_fp8_backward)

@@ -187,3 +187,61 @@ def swiglu_fp8_outputs(inp, orientation, backward):
 def scale_rule(op, rule):
     if rule not in (0, 1):
         raise ValueError(f"cake {op}: scale_rule {rule}: 0 (amax / 448) or 1 (powers of two)")
+
+
+def normgate_quant(op, x, z, w, fmt, rule, heads, eps):
+    """The quantized forward's rules: the norm-gate's (SiLU gate, z given), the operator's own
+    (format, scale rule), then the library's (the default form, the widths, heads). Returns the
+    expected sizes (cake.NormgateQuantSizes), None for an empty x."""
+    normgate(op, x, z, w, S.GATE_SILU, 0, eps)
+    if fmt not in (1, 2):
+        raise ValueError(f"cake {op}: format {fmt}: 1 (FP8 blockwise) or 2 (MXFP8)")
+    scale_rule(op, rule)
+    if _empty(x):
+        return None
+    d = x.shape[-1]
+    for name, t in (("x", x), ("z", z), ("w", w)):
+        if t.dtype != torch.bfloat16:
+            raise _invalid("quantized y serves the default form only (SiLU gate after a "
+                           f"whole-row norm on BF16 x, z, w); {name} is {t.dtype}")
+    if heads < 0:
+        raise _invalid(f"quant->heads = {heads}: must be >= 0 (0: one head)")
+    h = max(1, heads)
+    if _known(d):
+        if fmt == 1 and d % 128:
+            raise _unsupported(f"desc->d = {d}: FP8 blockwise y needs a multiple of 128 (the "
+                               "1x128 scale block)")
+        if fmt == 2 and d % 32:
+            raise _unsupported(f"desc->d = {d}: MXFP8 y needs a multiple of 32 (the 32-value "
+                               "scale block)")
+        if fmt == 2 and h > 1 and d % 128:
+            raise _unsupported(f"desc->d = {d} with quant->heads = {h}: MXFP8 y of several heads "
+                               "needs d a multiple of 128 (a head's scales fill whole 4-column "
+                               "tiles)")
+    rows = x.numel() // d if _known(x.numel()) and _known(d) else None
+    if rows is None:
+        return None
+    if rows % h:
+        raise _invalid(f"quant->heads = {h}: does not divide desc->rows = {rows}")
+    if h > 1 and rows >= 2 ** 31:
+        raise _unsupported(f"desc->rows = {rows} with quant->heads = {h}: more than one head "
+                           "needs rows below 2^31")
+    return _cake.normgate_quant_expected_sizes(rows, d, fmt, h)
+
+
+def normgate_quant_outputs(x, fmt, heads, write_y, sizes):
+    """(q, q_scale, y) of the quantized forward: q E4M3 [rows / heads, heads * d]; q_scale FP32
+    [K/128, rows / heads] (FP8 blockwise, MN-major storage) or uint8 swizzled bytes; y x's shape
+    or empty."""
+    d = x.shape[-1]
+    k = max(1, heads) * d
+    if sizes is None:  # no rows
+        q = x.new_empty((0, k), dtype=torch.float8_e4m3fn)
+        s = x.new_empty((k // 128, 0), dtype=torch.float32) if fmt == 1 else \
+            x.new_empty(0, dtype=torch.uint8)
+    else:
+        q = x.new_empty((sizes.q_rows, sizes.q_cols), dtype=torch.float8_e4m3fn)
+        s = x.new_empty((sizes.s_cols, sizes.q_rows), dtype=torch.float32) if fmt == 1 else \
+            x.new_empty(sizes.s_bytes, dtype=torch.uint8)
+    y = x.new_empty(x.shape) if write_y else x.new_empty(0)
+    return q, s, y

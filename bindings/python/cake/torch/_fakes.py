@@ -84,3 +84,11 @@ def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None):
 @torch.library.register_fake("cake::swiglu_fp8_bwd")
 def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
     return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule)
+
+
+@torch.library.register_fake("cake::normgate_fwd_quant")
+def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,
+                        program=None):
+    _checks.device("normgate_fp8", x, "x", ("z", z), ("w", w))
+    sizes = _checks.normgate_quant("normgate_fp8", x, z, w, format, scale_rule, heads, eps)
+    return _checks.normgate_quant_outputs(x, format, heads, write_y, sizes)

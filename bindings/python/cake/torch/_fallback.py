@@ -257,6 +257,25 @@ def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
     return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule, program)
 
 
+def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,
+                        program=None):
+    sizes = _checks.normgate_quant("normgate_fp8", x, z, w, format, scale_rule, heads, eps)
+    _check_cuda("normgate_fp8", x)
+    q, s, y = _checks.normgate_quant_outputs(x, format, heads, write_y, sizes)
+    if sizes is None:
+        return q, s, y
+    d = x.shape[-1]
+    x2, xs = _rows(x, d)
+    z2, zs = _rows(z, d)
+    desc = _cake.normgate_desc(x2.shape[0], d, eps=eps, x_stride=xs, z_stride=zs, y_stride=d,
+                               program=program)
+    quant = _cake.normgate_quant_desc(format, scale_rule, heads)
+    handle(x.device).normgate_forward_quantized(
+        desc, quant, x2.data_ptr(), z2.data_ptr(), _dense(w).data_ptr(), q.data_ptr(),
+        s.data_ptr(), y=y.data_ptr() if write_y else None, stream=_stream(x.device))
+    return q, s, y
+
+
 # ---- autograd of normgate_fwd (the C++ library registers the same in C++) -------------------
 def _setup_context(ctx, inputs, output):
     x, z, w, eps, gate, before, group, det, dw_mode, main_grad, program = inputs
@@ -292,6 +311,7 @@ _IMPLS = (
     ("swiglu_mxfp8_bwd", S.SWIGLU_MXFP8_BWD, (), _swiglu_bwd),
     ("swiglu_fp8_fwd", S.SWIGLU_FP8_FWD, (), _swiglu_fp8_fwd),
     ("swiglu_fp8_bwd", S.SWIGLU_FP8_BWD, (), _swiglu_fp8_bwd),
+    ("normgate_fwd_quant", S.NORMGATE_FWD_QUANT, (), _normgate_fwd_quant),
 )
 
 

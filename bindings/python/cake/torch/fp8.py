@@ -10,6 +10,11 @@ row_q [m, O] and col_q [O, m] are float8_e4m3fn; row_s [m, O/128] has strides (1
 [O, m/128] strides (1, O) (FP32). Also here: quantize_fp8_blockwise(), the same format in plain
 PyTorch (the reference a Hopper user would write, and torch.compile's peer), and
 dequantize_fp8_blockwise().
+
+The norm-gate's forward with quantized y, for the GEMM that reads it (Qwen3-Next's o_proj):
+
+    g = cake.torch.normgate_fp8(x, z, w)          # x, z [T, H, 128]: q [T, H*128]
+    o = F.scaled_mm(g.q, w_o_q.t(), g.q_scale, ScalingType.BlockWise1x128, ...)
 """
 
 from typing import NamedTuple, Optional
@@ -19,7 +24,7 @@ import torch
 import cake as _cake
 
 __all__ = ["FP8Tensors", "swiglu_fp8", "swiglu_fp8_backward", "quantize_fp8_blockwise",
-           "dequantize_fp8_blockwise"]
+           "dequantize_fp8_blockwise", "NormgateFP8", "normgate_fp8"]
 
 
 class FP8Tensors(NamedTuple):
@@ -111,3 +116,33 @@ def dequantize_fp8_blockwise(q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """FP32 values of q [R, C] (float8_e4m3fn) with scales s [R, C/128] (any strides)."""
     r, c = q.shape
     return (q.float().reshape(r, c // 128, 128) * s.float().unsqueeze(-1)).reshape(r, c)
+
+
+class NormgateFP8(NamedTuple):
+    """The norm-gate forward's quantized y: q float8_e4m3fn [T, K] (T = rows / heads,
+    K = heads * d); q_scale FP8 blockwise float32 [T, K/128] with strides (1, T) (F.scaled_mm's
+    BlockWise1x128 scale_a), or MXFP8 uint8 swizzled E8M0 bytes; y the BF16 y (x's shape) or
+    None."""
+
+    q: torch.Tensor
+    q_scale: torch.Tensor
+    y: Optional[torch.Tensor]
+
+
+def normgate_fp8(x: torch.Tensor, z: torch.Tensor, w: torch.Tensor, eps: float = 1e-6, *,
+                 format="fp8_blockwise", pow2_scales=False, heads: Optional[int] = None,
+                 return_y: bool = False, program: Optional[str] = None) -> NormgateFP8:
+    """y = bf16(rmsnorm(x) * w * silu(z)) (cake.torch.normgate's bits; bfloat16 x, z, w
+    [..., d]) quantized in the same pass: format "fp8_blockwise" (d a multiple of 128, one FP32
+    scale per 128 columns; pow2_scales for powers of two) or "mxfp8" (d a multiple of 32).
+    heads: normgate rows a row of the quantized matrix holds (None: x.shape[-2] for x of three
+    or more dimensions, e.g. [T, H, d] -> q [T, H*d]; else 1). return_y: the BF16 y too. Not
+    differentiable (the backward is cake.torch.normgate's, from x and z)."""
+    from . import _call
+
+    fmt = int(_cake.NormgateQuantFormat.parse(format))
+    h = (x.shape[-2] if x.dim() >= 3 else 1) if heads is None else int(heads)
+    q, s, y = _call(torch.ops.cake.normgate_fwd_quant.default, x, z, w, fmt, _rule(pow2_scales),
+                    h, bool(return_y), float(eps), program)
+    return NormgateFP8(q, s.t() if fmt == _cake.NormgateQuantFormat.FP8_BLOCKWISE else s,
+                       y if return_y else None)

@@ -1988,6 +1988,335 @@ extern "C" {
         info: *mut cake_program_info,
     ) -> cake_status_t;
 }
+#[doc = " E4M3 + one FP32 scale per 128 consecutive columns, scales MN-major"]
+#[doc = " (docs/spec/fp8-blockwise.md): F.scaled_mm's BlockWise1x128, DeepGEMM. d a multiple of 128."]
+pub const CAKE_NORMGATE_QUANT_FP8_BLOCKWISE: cake_normgate_quant_format = 1;
+#[doc = " E4M3 + one E8M0 scale per 32 columns, swizzled 128x4 (docs/spec/swiglu-mxfp8.md):"]
+#[doc = " Blackwell's MXFP8 GEMMs. d a multiple of 32."]
+pub const CAKE_NORMGATE_QUANT_MXFP8: cake_normgate_quant_format = 2;
+#[doc = " The quantized form of y."]
+pub type cake_normgate_quant_format = ::std::os::raw::c_uint;
+#[doc = " The quantized form of y."]
+pub use self::cake_normgate_quant_format as cake_normgate_quant_format_t;
+#[doc = " The quantized output of a normgate forward. Initialise with cake_normgate_quant_desc_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_normgate_quant_desc {
+    #[doc = "< sizeof(cake_normgate_quant_desc)."]
+    pub struct_size: usize,
+    #[doc = "< Default CAKE_NORMGATE_QUANT_FP8_BLOCKWISE."]
+    pub format: cake_normgate_quant_format_t,
+    #[doc = " FP8 blockwise: CAKE_FP8_SCALE_EXACT (default) or CAKE_FP8_SCALE_POW2. Not read for MXFP8"]
+    #[doc = "  (its E8M0 scale has one rule)."]
+    pub scale_rule: cake_fp8_scale_rule_t,
+    #[doc = " Normgate rows a row of the quantized matrix holds (0, the default, means 1): the quantized"]
+    #[doc = "  matrix is [rows / heads, heads * d], normgate row t * heads + h being its row t, columns"]
+    #[doc = "  [h * d, (h + 1) * d). For [T, H, d] heads whose next GEMM reads [T, H * d] (o_proj): H."]
+    pub heads: i64,
+}
+#[test]
+fn bindgen_test_layout_cake_normgate_quant_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_normgate_quant_desc>(),
+        24usize,
+        concat!("Size of: ", stringify!(cake_normgate_quant_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_normgate_quant_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_normgate_quant_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_format() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).format) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_desc),
+                "::",
+                stringify!(format)
+            )
+        );
+    }
+    test_field_format();
+    fn test_field_scale_rule() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scale_rule) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_desc),
+                "::",
+                stringify!(scale_rule)
+            )
+        );
+    }
+    test_field_scale_rule();
+    fn test_field_heads() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).heads) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_desc),
+                "::",
+                stringify!(heads)
+            )
+        );
+    }
+    test_field_heads();
+}
+#[doc = " Sizes of the quantized outputs of one call."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_normgate_quant_sizes {
+    #[doc = "< sizeof(cake_normgate_quant_sizes)."]
+    pub struct_size: usize,
+    #[doc = "< T = rows / heads: rows of the quantized matrix."]
+    pub q_rows: i64,
+    #[doc = "< heads * d: its columns (the next GEMM's K)."]
+    pub q_cols: i64,
+    #[doc = "< E4M3 data, [T, heads * d] row-major: rows * d bytes."]
+    pub q_bytes: usize,
+    #[doc = "< Scales: FP8 blockwise 4 * T * (heads * d / 128); MXFP8 the swizzled"]
+    #[doc = "[T, heads * d / 32] matrix padded to 128 x 4 tiles."]
+    pub s_bytes: usize,
+    #[doc = "< Scale columns: heads * d / 128 (FP8 blockwise) or / 32 (MXFP8)."]
+    pub s_cols: i64,
+    #[doc = "< FP8 blockwise: elements between scale columns (T, MN-major: scale"]
+    #[doc = "(t, j) at j * T + t). MXFP8: 0 (swizzled)."]
+    pub s_stride: i64,
+}
+#[test]
+fn bindgen_test_layout_cake_normgate_quant_sizes() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_normgate_quant_sizes>(),
+        56usize,
+        concat!("Size of: ", stringify!(cake_normgate_quant_sizes))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_normgate_quant_sizes>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_normgate_quant_sizes))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_q_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).q_rows) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(q_rows)
+            )
+        );
+    }
+    test_field_q_rows();
+    fn test_field_q_cols() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).q_cols) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(q_cols)
+            )
+        );
+    }
+    test_field_q_cols();
+    fn test_field_q_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).q_bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(q_bytes)
+            )
+        );
+    }
+    test_field_q_bytes();
+    fn test_field_s_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).s_bytes) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(s_bytes)
+            )
+        );
+    }
+    test_field_s_bytes();
+    fn test_field_s_cols() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).s_cols) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(s_cols)
+            )
+        );
+    }
+    test_field_s_cols();
+    fn test_field_s_stride() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_normgate_quant_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).s_stride) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_normgate_quant_sizes),
+                "::",
+                stringify!(s_stride)
+            )
+        );
+    }
+    test_field_s_stride();
+}
+extern "C" {
+    #[doc = " Set @p quant to defaults (FP8 blockwise, exact scales, one head)."]
+    #[doc = " @param[out] quant The descriptor to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p quant is NULL."]
+    pub fn cake_normgate_quant_desc_init(quant: *mut cake_normgate_quant_desc) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Set @p sizes's struct_size and zero the rest."]
+    #[doc = " @param[out] sizes The struct to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL."]
+    pub fn cake_normgate_quant_sizes_init(sizes: *mut cake_normgate_quant_sizes) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Buffer sizes of cake_normgate_forward_quantized() for @p desc (rows, d) and @p quant. Needs no"]
+    #[doc = " handle and no device; applies every rule of the call on rows, d and @p quant."]
+    #[doc = " @param[in]  desc   The forward's descriptor."]
+    #[doc = " @param[in]  quant  The quantized output."]
+    #[doc = " @param[out] sizes  Initialised with cake_normgate_quant_sizes_init()."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT, CAKE_STATUS_UNSUPPORTED_SHAPE."]
+    pub fn cake_normgate_quant_buffer_sizes(
+        desc: *const cake_normgate_desc,
+        quant: *const cake_normgate_quant_desc,
+        sizes: *mut cake_normgate_quant_sizes,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Forward with quantized y: the y of cake_normgate_forward() (the default form: SiLU gate after"]
+    #[doc = " a whole-row norm, BF16 x, z, w), rounded to BF16, then quantized by @p quant's format, in one"]
+    #[doc = " pass. The BF16 y is written too when @p y is not NULL."]
+    #[doc = " @param[in]  handle  A live handle."]
+    #[doc = " @param[in]  desc    As for cake_normgate_forward() (the default form only)."]
+    #[doc = " @param[in]  quant   Format, scale rule, heads."]
+    #[doc = " @param[in]  x       BF16 [rows, x_stride], 16-byte aligned."]
+    #[doc = " @param[in]  z       BF16 [rows, z_stride], 16-byte aligned."]
+    #[doc = " @param[in]  w       BF16 [d], 16-byte aligned."]
+    #[doc = " @param[out] y       NULL (not written), or BF16 [rows, y_stride], 16-byte aligned."]
+    #[doc = " @param[out] rstd    NULL, or FP32 [rows]."]
+    #[doc = " @param[out] q       E4M3 [rows, d] packed (= [rows / heads, heads * d]), 16-byte aligned."]
+    #[doc = " @param[out] q_scale The scales (cake_normgate_quant_buffer_sizes()), 16-byte aligned."]
+    #[doc = " @param[in]  stream  The stream to launch on."]
+    #[doc = " @return As cake_normgate_forward(). Nothing is launched or written on error."]
+    pub fn cake_normgate_forward_quantized(
+        handle: cake_handle_t,
+        desc: *const cake_normgate_desc,
+        quant: *const cake_normgate_quant_desc,
+        x: *const ::std::os::raw::c_void,
+        z: *const ::std::os::raw::c_void,
+        w: *const ::std::os::raw::c_void,
+        y: *mut ::std::os::raw::c_void,
+        rstd: *mut f32,
+        q: *mut ::std::os::raw::c_void,
+        q_scale: *mut ::std::os::raw::c_void,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Which program cake_normgate_forward_quantized() would run, and why."]
+    #[doc = " @param[in]  handle A live handle."]
+    #[doc = " @param[in]  desc   As for the call."]
+    #[doc = " @param[in]  quant  As for the call."]
+    #[doc = " @param[out] info   Initialised with cake_program_info_init(); receives the choice."]
+    #[doc = " @return As the call, without the pointer checks."]
+    pub fn cake_normgate_forward_quantized_query(
+        handle: cake_handle_t,
+        desc: *const cake_normgate_desc,
+        quant: *const cake_normgate_quant_desc,
+        info: *mut cake_program_info,
+    ) -> cake_status_t;
+}
 #[doc = " One program of a table. Initialise with cake_table_program_init()."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
