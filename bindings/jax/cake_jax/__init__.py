@@ -522,10 +522,10 @@ def _check_swiglu(inp, grad):
     if m <= 0 or k <= 0:
         raise _library_error(Status.INVALID_ARGUMENT,
                              f"desc->m = {m}, desc->k = {k}: both must be > 0")
-    if m % 128 or k % 128:
+    if m % 32 or k % 32:
         raise _library_error(Status.UNSUPPORTED_SHAPE,
-                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 (the "
-                             "swizzled 128x4 scale layout's tile)")
+                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 32 (the "
+                             "32-value MXFP8 scale block)")
 
 
 def _swiglu_local(target, backward, orient, program, inp, grad):
