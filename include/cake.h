@@ -441,9 +441,9 @@ typedef enum cake_mxfp8_orientation {
 /** Shape of a SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_desc_init(). */
 typedef struct cake_swiglu_mxfp8_desc {
   size_t struct_size;  /**< sizeof(cake_swiglu_mxfp8_desc). */
-  int64_t m;           /**< Rows: a positive multiple of 128. */
+  int64_t m;           /**< Rows: a positive multiple of 32. */
   int64_t k;           /**< Output columns of the forward (input is [m, 2k]): a positive
-                            multiple of 128. */
+                            multiple of 32. */
   cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
   /** NULL: the router picks; else the name of a program of the handle's table to force. */
   const char *program;
@@ -552,7 +552,7 @@ typedef enum cake_fp8_scale_rule {
 /** Shape of a SwiGLU + FP8 blockwise call. Initialise with cake_swiglu_fp8_desc_init(). */
 typedef struct cake_swiglu_fp8_desc {
   size_t struct_size;  /**< sizeof(cake_swiglu_fp8_desc). */
-  int64_t m;           /**< Rows: a positive multiple of 128. */
+  int64_t m;           /**< Rows: any positive count. */
   int64_t k;           /**< Output columns of the forward (input is [m, 2k]): a positive
                             multiple of 128. */
   /** CAKE_MXFP8_ROWWISE (blocks along the columns of [m, O]), _COLWISE (the transpose [O, m],
@@ -564,14 +564,14 @@ typedef struct cake_swiglu_fp8_desc {
 } cake_swiglu_fp8_desc;
 
 /** Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of
- * [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, m/128] at
+ * [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, ceil(m/128)] at
  * i * col_s_stride + o. */
 typedef struct cake_swiglu_fp8_sizes {
   size_t struct_size;   /**< sizeof(cake_swiglu_fp8_sizes). */
   int64_t out_cols;     /**< O: k forward, 2k backward. */
   size_t q_bytes;       /**< Each of row_q and col_q: m * O bytes. */
   size_t row_s_bytes;   /**< Rowwise scales: 4 * m * (O / 128) bytes. */
-  size_t col_s_bytes;   /**< Colwise scales: 4 * O * (m / 128) bytes. */
+  size_t col_s_bytes;   /**< Colwise scales: 4 * O * ceil(m / 128) bytes. */
   int64_t row_s_stride; /**< Elements between rowwise scale columns: m. */
   int64_t col_s_stride; /**< Elements between colwise scale columns: O. */
 } cake_swiglu_fp8_sizes;
@@ -610,7 +610,7 @@ CAKE_API cake_status_t cake_swiglu_fp8_buffer_sizes(const cake_swiglu_fp8_desc *
  * @param[out] row_q  E4M3 [m, k] (rowwise, else ignored), 16-byte aligned.
  * @param[out] row_s  FP32 scales [m, k/128], MN-major (rowwise), 16-byte aligned.
  * @param[out] col_q  E4M3 [k, m] (colwise), 16-byte aligned.
- * @param[out] col_s  FP32 scales [k, m/128], MN-major (colwise), 16-byte aligned.
+ * @param[out] col_s  FP32 scales [k, ceil(m/128)], MN-major (colwise), 16-byte aligned.
  * @param[in]  stream The stream to launch on.
  * @return As cake_swiglu_mxfp8_forward(). Nothing is launched or written on error.
  */
@@ -629,7 +629,7 @@ CAKE_API cake_status_t cake_swiglu_fp8_forward(cake_handle_t handle,
  * @param[out] row_q  E4M3 [m, 2k] (rowwise), 16-byte aligned.
  * @param[out] row_s  FP32 scales [m, 2k/128], MN-major (rowwise), 16-byte aligned.
  * @param[out] col_q  E4M3 [2k, m] (colwise), 16-byte aligned.
- * @param[out] col_s  FP32 scales [2k, m/128], MN-major (colwise), 16-byte aligned.
+ * @param[out] col_s  FP32 scales [2k, ceil(m/128)], MN-major (colwise), 16-byte aligned.
  * @param[in]  stream The stream to launch on.
  * @return As cake_swiglu_fp8_forward().
  */

@@ -1,7 +1,8 @@
 // cake::swiglu_fp8_fwd and cake::swiglu_fp8_bwd: SwiGLU + FP8 blockwise 1x128
 // (docs/spec/fp8-blockwise.md). Not differentiable: the outputs feed FP8 GEMMs. The scales come
-// back in their storage order, row_s as [O/128, M] and col_s as [M/128, O] (contiguous FP32);
-// cake.torch.swiglu_fp8() transposes them into the [M, O/128] / [O, M/128] views with strides
+// back in their storage order, row_s as [O/128, M] and col_s as [ceil(M/128), O] (contiguous
+// FP32); cake.torch.swiglu_fp8() transposes them into the [M, O/128] / [O, ceil(M/128)] views
+// with strides
 // (1, M) / (1, O) that F.scaled_mm's BlockWise1x128 checks ask for.
 #include <torch/library.h>
 
@@ -40,7 +41,7 @@ Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int
         "cake_swiglu_fp8_buffer_sizes");
   const int64_t m = desc.m, o = sizes.out_cols;
   Quantized out = swiglu_outputs(inp, m, o, orientation & CAKE_MXFP8_ROWWISE,
-                                 orientation & CAKE_MXFP8_COLWISE, {o / 128, m}, {m / 128, o},
+                                 orientation & CAKE_MXFP8_COLWISE, {o / 128, m}, {(m + 127) / 128, o},
                                  at::kFloat);
   swiglu_launch(desc, inp, grad, out, &cake_swiglu_fp8_forward, "cake_swiglu_fp8_forward",
                 &cake_swiglu_fp8_backward, "cake_swiglu_fp8_backward");

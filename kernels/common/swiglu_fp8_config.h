@@ -17,6 +17,14 @@
 //                    as soon as this tile's phase 1 has consumed its registers, so they are in
 //                    flight during phase 2 and its barriers (colwise/both), or during the rowwise
 //                    stores
+//   tail             (optional, 0) 1: the program serves any M >= 1 (M not a multiple of 128:
+//                    a partial last row tile). Rows past M load as zeros (their Y is +0, so a
+//                    partial colwise block's amax is that of its rows) and store nothing;
+//                    col_q pieces go out as 16-byte stores where the 16 rows are inside and
+//                    16-byte aligned (M a multiple of 16), else byte by byte. 0 compiles none of
+//                    it, so the aligned programs' code is what it was; the router sends a call
+//                    to a tail program only when M is not a multiple of 128
+//                    (lib/families/family.cc).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -29,7 +37,7 @@ namespace cake {
 
 struct SwigluFp8Knobs {
   int form, threads, tile_rows, rows_per_thread, load_hint, sigmoid_form, band_form, load_batch;
-  int pipeline;
+  int pipeline, tail;
 };
 
 constexpr int kFp8TileCols = 128;  // k-columns of every tile: one 1x128 block
@@ -84,21 +92,24 @@ CAKE_HD constexpr bool f8_pipeline_ok(const SwigluFp8Knobs &k) {
 CAKE_HD constexpr bool f8_col_items_ok(const SwigluFp8Knobs &k) {
   return f8_col_items(k) % 32 == 0;
 }
+CAKE_HD constexpr bool f8_tail_ok(const SwigluFp8Knobs &k) { return k.tail == 0 || k.tail == 1; }
 
 CAKE_HD constexpr bool f8_knobs_ok(const SwigluFp8Knobs &k) {
   return sw_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
          f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_pipeline_ok(k) &&
-         f8_col_items_ok(k) &&
+         f8_col_items_ok(k) && f8_tail_ok(k) &&
          sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) && sw_band_form_ok(k);
 }
 
 template <int kForm_, int kThreads_, int kTileRows_, int kRowsPerThread_, int kLoadHint_,
-          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0, int kPipeline_ = 0>
+          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0, int kPipeline_ = 0, int kTail_ = 0>
 struct SwigluFp8Cfg {
   static constexpr SwigluFp8Knobs kKnobs = {kForm_,       kThreads_,    kTileRows_,
                                             kRowsPerThread_, kLoadHint_, kSigmoidForm_,
-                                            kBandForm_,   kLoadBatch_,  kPipeline_};
+                                            kBandForm_,   kLoadBatch_,  kPipeline_,
+                                            kTail_};
   static constexpr int kPipeline = kPipeline_;
+  static constexpr bool kTail = kTail_ != 0;
   static constexpr int kForm = kForm_;
   static constexpr bool kBackward = sw_backward(kForm_);
   static constexpr bool kRowwise = sw_rowwise(kForm_);
@@ -129,6 +140,7 @@ struct SwigluFp8Cfg {
   static_assert(f8_load_batch_ok(kKnobs), "load_batch: 0 or a divisor of the passes");
   static_assert(f8_pipeline_ok(kKnobs), "pipeline: 0, or 1 with every pass's loads at once");
   static_assert(f8_col_items_ok(kKnobs), "phase 2 items: whole warps");
+  static_assert(f8_tail_ok(kKnobs), "tail is 0 or 1");
   static_assert(sw_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
   static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");
   static_assert(sw_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");

@@ -28,6 +28,9 @@
 //   pipeline   (knob) the next tile's loads go out right after this tile's phase 1, in the same
 //              registers, and fly during phase 2 and the barriers.
 //   NaN block  the NaN multiplier turns every product into NaN and every byte into 0x7F.
+//   tail       (knob) any M: the last row tile's rows past M load zeros (Y = +0, which leaves
+//              a partial colwise block's amax that of its rows) and store nothing; col_q
+//              pieces that are partial or not 16-byte aligned (M % 16 != 0) go out byte by byte.
 #pragma once
 #include <stdint.h>
 
@@ -52,6 +55,12 @@ struct SlotRow {
 template <class Cfg>
 __device__ __forceinline__ void load_slot_row(const cake_swiglu_fp8_params &p, int64_t m,
                                               int64_t k, SlotRow &s) {
+  if constexpr (Cfg::kTail) {
+    if (m >= p.M) {  // past the last row: zeros, whose Y is +0
+      s.g[0] = s.g[1] = s.u[0] = s.u[1] = s.d[0] = s.d[1] = make_uint4(0u, 0u, 0u, 0u);
+      return;
+    }
+  }
   const int64_t K = p.K;
   const uint16_t *gate = p.in + m * (2 * K) + k;  // [M, 2K]: gate | up
   s.g[0] = load16<Cfg::kLoadHint>(gate);
@@ -95,8 +104,10 @@ __device__ __forceinline__ void compute_slot_row(const cake_swiglu_fp8_params &p
       uint32_t q[4];
       fp8b_quantize_words(y[g], bs.r, q);
       const int64_t o = (g ? K : 0) + k;
-      store16(p.row_q + m * p.O + o, make_uint4(q[0], q[1], q[2], q[3]));
-      if (lane_in_block == g) p.row_s[(o >> 7) * p.M + m] = bs.s;
+      if (!Cfg::kTail || m < p.M) {
+        store16(p.row_q + m * p.O + o, make_uint4(q[0], q[1], q[2], q[3]));
+        if (lane_in_block == g) p.row_s[(o >> 7) * p.M + m] = bs.s;
+      }
     }
   }
 
@@ -138,9 +149,22 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_fp8_params &p, int
     qh[i] = fp8b_e4m3x4(bf16_hi(wv[4 * i]), bf16_hi(wv[4 * i + 1]), bf16_hi(wv[4 * i + 2]),
                         bf16_hi(wv[4 * i + 3]), hi.r);
   }
-  uint8_t *dst = p.col_q + o * p.M + m0 + chunk * 16;
-  store16(dst, make_uint4(ql[0], ql[1], ql[2], ql[3]));
-  store16(dst + p.M, make_uint4(qh[0], qh[1], qh[2], qh[3]));
+  const int64_t r0 = m0 + chunk * 16;  // the item's first row
+  uint8_t *dst = p.col_q + o * p.M + r0;
+  if (!Cfg::kTail || (r0 + 16 <= p.M && (p.M & 15) == 0)) {
+    store16(dst, make_uint4(ql[0], ql[1], ql[2], ql[3]));
+    store16(dst + p.M, make_uint4(qh[0], qh[1], qh[2], qh[3]));
+  } else {
+    // A partial chunk, or rows not 16-byte aligned in col_q: the bytes of rows < M one by one.
+    const int64_t n = p.M - r0 < 16 ? p.M - r0 : 16;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      if (i < n) {
+        dst[i] = (uint8_t)(ql[i >> 2] >> (8 * (i & 3)));
+        dst[p.M + i] = (uint8_t)(qh[i >> 2] >> (8 * (i & 3)));
+      }
+    }
+  }
   if (chunk < 2) p.col_s[(m0 >> 7) * p.O + o + chunk] = chunk ? hi.s : lo.s;
 }
 
@@ -247,7 +271,7 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
 }  // namespace cake
 
 // One manifest line -> one extern "C" kernel (the includer defines CAKE_KERNEL_NAME(sym)).
-// load_batch and pipeline are optional (0 when left out).
+// load_batch, pipeline and tail are optional (0 when left out).
 #ifndef CAKE_SWIGLU_FP8_PROGRAM
 #define CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread,        \
                                 load_hint, sigmoid_form, band_form, ...)                         \

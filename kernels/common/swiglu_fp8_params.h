@@ -8,9 +8,9 @@
  *   row_q  [M, O]  e4m3, byte (m, o) at m*O + o
  *   row_s  [M, O/128] fp32, MN-major: scale (m, j) at j*M + m
  *   col_q  [O, M]  e4m3, byte (m, o) at o*M + m
- *   col_s  [O, M/128] fp32, MN-major: scale (o, i) at i*O + o
- * The pointers of a disabled orientation are NULL and never touched. M and K are multiples of
- * 128 (the kernel has no partial tiles). */
+ *   col_s  [O, ceil(M/128)] fp32, MN-major: scale (o, i) at i*O + o
+ * The pointers of a disabled orientation are NULL and never touched. K is a multiple of 128; M
+ * a multiple of the program's tile rows, or any M >= 1 for a program with the tail knob. */
 #ifndef CAKE_KERNELS_COMMON_SWIGLU_FP8_PARAMS_H_
 #define CAKE_KERNELS_COMMON_SWIGLU_FP8_PARAMS_H_
 
@@ -22,12 +22,12 @@ typedef struct cake_swiglu_fp8_params {
   uint8_t *row_q;       /* [M, O] e4m3, or NULL */
   float *row_s;         /* [O/128, M] fp32 (the MN-major [M, O/128]), or NULL */
   uint8_t *col_q;       /* [O, M] e4m3, or NULL */
-  float *col_s;         /* [M/128, O] fp32 (the MN-major [O, M/128]), or NULL */
+  float *col_s;         /* [ceil(M/128), O] fp32 (the MN-major [O, ceil(M/128)]), or NULL */
   int64_t M;
   int64_t K;
   int64_t O;        /* output columns: K forward, 2K backward */
   int64_t tiles_k;  /* K / 128: CTA tiles along K */
-  int64_t tiles;    /* (M / tile_rows) * tiles_k */
+  int64_t tiles;    /* ceil(M / tile_rows) * tiles_k */
   uint32_t form;    /* cake_swiglu_form the program was compiled for (a record) */
   uint32_t rule;    /* scale rule: 0 exact (amax / 448), 1 power of two */
 } cake_swiglu_fp8_params;

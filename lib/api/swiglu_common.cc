@@ -9,7 +9,7 @@ int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o) {
 
 cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
                                 const cake_mxfp8_orientation_t &orientation_field,
-                                const char *why_128) {
+                                const SwigluShapeRule &rule) {
   if (backward != 0 && backward != 1) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)",
                 backward);
@@ -18,10 +18,24 @@ cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->m = %lld, desc->k = %lld: both must be > 0",
                 static_cast<long long>(m), static_cast<long long>(k));
   }
-  if (m % 128 != 0 || k % 128 != 0) {
+  if (m % rule.m_multiple != 0 || k % rule.k_multiple != 0) {
+    if (rule.m_multiple == rule.k_multiple) {
+      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                  "desc->m = %lld, desc->k = %lld: both must be multiples of %lld (%s)",
+                  static_cast<long long>(m), static_cast<long long>(k),
+                  static_cast<long long>(rule.k_multiple), rule.why);
+    }
+    if (rule.m_multiple == 1) {
+      return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
+                  "desc->k = %lld: must be a multiple of %lld (%s); desc->m = %lld may be any",
+                  static_cast<long long>(k), static_cast<long long>(rule.k_multiple), rule.why,
+                  static_cast<long long>(m));
+    }
     return fail(CAKE_STATUS_UNSUPPORTED_SHAPE,
-                "desc->m = %lld, desc->k = %lld: both must be multiples of 128 (%s)",
-                static_cast<long long>(m), static_cast<long long>(k), why_128);
+                "desc->m = %lld, desc->k = %lld: m must be a multiple of %lld and k of %lld (%s)",
+                static_cast<long long>(m), static_cast<long long>(k),
+                static_cast<long long>(rule.m_multiple), static_cast<long long>(rule.k_multiple),
+                rule.why);
   }
   const int32_t orientation = enum_bits(orientation_field);
   if (orientation != CAKE_MXFP8_ROWWISE && orientation != CAKE_MXFP8_COLWISE &&

@@ -1,8 +1,9 @@
 // The entry-point flow the SwiGLU families share (lib/api/swiglu_mxfp8.cc, swiglu_fp8.cc): read
 // and validate the descriptor, pick the program, check the tile count, check the pointers, fill
 // the parameters, launch; the query answers from the same preparation. A family supplies its
-// traits (descriptor and parameter types, family id, the reason M and K are multiples of 128,
-// its extra descriptor checks, sizes, tiles, launch shape and parameter fill), so every check
+// traits (descriptor and parameter types, family id, the multiples M and K must be and why, its
+// extra descriptor checks, the router's variant, sizes, tiles, launch shape and parameter
+// fill), so every check
 // and message is written once and both families validate in the same order.
 #pragma once
 #include <stdint.h>
@@ -23,10 +24,17 @@ namespace cake {
 // The form of a call: 0..2 forward rowwise/colwise/both, 3..5 the same backward.
 int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o);
 
+// A family's shape rule: M a multiple of m_multiple, K of k_multiple, and why.
+struct SwigluShapeRule {
+  int64_t m_multiple, k_multiple;
+  const char *why;
+};
+
 // The descriptor checks of both families, in order: backward is 0 or 1, M and K positive and
-// multiples of 128 (`why_128` says the family's reason), the orientation one of the three.
+// multiples of the family's rule, the orientation one of the three.
 cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
-                                const cake_mxfp8_orientation_t &orientation, const char *why_128);
+                                const cake_mxfp8_orientation_t &orientation,
+                                const SwigluShapeRule &rule);
 
 // Input [M, 2K] BF16 and every output must be addressable with 64-bit byte counts: `sizes_ok`
 // is the family's own size computation for the form.
@@ -50,9 +58,10 @@ cake_status_t swiglu_check_tensors(cake_handle_t handle, int backward,
 cake_status_t swiglu_fill_failed(const cake_program_desc &prog, int64_t m, int64_t k);
 
 // F, a family's traits: Desc, Params, Sizes (the family's host sizes, row_/col_ q/s bytes),
-// SizesOut (the ABI's sizes struct); kFamily, kWhy128; desc_init, sizes_init, sizes, tiles,
+// SizesOut (the ABI's sizes struct); kFamily, kShape; desc_init, sizes_init, sizes, tiles,
 // launch_shape (the family's functions); check_desc (checks beyond the shared ones, after them),
-// fill_params, more_sizes (SizesOut fields beyond the shared ones).
+// variant (the router's RouteServes variant of a call), fill_params, more_sizes (SizesOut
+// fields beyond the shared ones).
 template <class F>
 struct SwigluApi {
   using Desc = typename F::Desc;
@@ -69,7 +78,7 @@ struct SwigluApi {
     CAKE_TRY(check_not_null(user, "desc"));
     F::desc_init(d);
     CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d));
-    CAKE_TRY(swiglu_check_desc(backward, d->m, d->k, d->orientation, F::kWhy128));
+    CAKE_TRY(swiglu_check_desc(backward, d->m, d->k, d->orientation, F::kShape));
     CAKE_TRY(F::check_desc(*d));
     *form = swiglu_form_of(backward != 0, d->orientation);
     typename F::Sizes sizes;
@@ -82,8 +91,10 @@ struct SwigluApi {
     CAKE_TRY(read_desc(user, backward, &call->desc, &call->form));
     const ArchTable &table = *h->table;
     call->metric = call->desc.m * call->desc.k;
-    const ProgramRequest req = {F::kFamily, static_cast<uint16_t>(call->form), 0,
-                                call->metric, 0, 0, call->desc.program, 0};
+    const ProgramRequest req = {F::kFamily,   static_cast<uint16_t>(call->form), 0,
+                                call->metric, 0,
+                                0,            call->desc.program,
+                                F::variant(call->desc)};
     CAKE_TRY(resolve_program(table, family_ops(F::kFamily)->routing, req, &call->choice));
     const cake_program_desc &prog = table.programs[call->choice.program];
     CAKE_TRY(swiglu_check_tiles(F::tiles(prog, call->desc.m, call->desc.k), call->desc.m,

@@ -13,7 +13,8 @@ struct Fp8 {
   using Sizes = SwigluFp8Sizes;
   using SizesOut = cake_swiglu_fp8_sizes;
   static constexpr cake_family_t kFamily = CAKE_FAMILY_SWIGLU_FP8;
-  static constexpr const char *kWhy128 = "the 1x128 scale block";
+  // Any M: the last row block may be partial (a tail program's); K holds whole 1x128 blocks.
+  static constexpr SwigluShapeRule kShape = {1, 128, "the 1x128 scale block"};
 
   static constexpr auto desc_init = &cake_swiglu_fp8_desc_init;
   static constexpr auto sizes_init = &cake_swiglu_fp8_sizes_init;
@@ -29,6 +30,7 @@ struct Fp8 {
     }
     return CAKE_STATUS_SUCCESS;
   }
+  static int32_t variant(const Desc &d) { return swiglu_fp8_variant(d.m); }
   static bool fill_params(const cake_program_desc &prog, const Desc &d, const SwigluTensors &t,
                           Params *p) {
     return swiglu_fp8_fill_params(prog, d.m, d.k, enum_bits(d.scale_rule), t.in, t.grad, t.row_q,

@@ -13,7 +13,9 @@ struct Mxfp8 {
   using Sizes = SwigluMxfp8Sizes;
   using SizesOut = cake_swiglu_mxfp8_sizes;
   static constexpr cake_family_t kFamily = CAKE_FAMILY_SWIGLU_MXFP8;
-  static constexpr const char *kWhy128 = "the swizzled 128x4 scale layout's tile";
+  // Whole 32-value scale blocks along both axes (the colwise blocks run along M); the
+  // swizzled layout's padding past them is written 0x00.
+  static constexpr SwigluShapeRule kShape = {32, 32, "the 32-value MXFP8 scale block"};
 
   static constexpr auto desc_init = &cake_swiglu_mxfp8_desc_init;
   static constexpr auto sizes_init = &cake_swiglu_mxfp8_sizes_init;
@@ -21,6 +23,7 @@ struct Mxfp8 {
   static constexpr auto tiles = &swiglu_mxfp8_tiles;
   static constexpr auto launch_shape = &swiglu_mxfp8_launch_shape;
   static cake_status_t check_desc(const Desc &) { return CAKE_STATUS_SUCCESS; }
+  static int32_t variant(const Desc &) { return 0; }
   static bool fill_params(const cake_program_desc &prog, const Desc &d, const SwigluTensors &t,
                           Params *p) {
     return swiglu_mxfp8_fill_params(prog, d.m, d.k, t.in, t.grad, t.row_q, t.row_s, t.col_q,

@@ -28,9 +28,18 @@ void swiglu_mxfp8_unrouted(const ProgramRequest &req, char *buf, size_t size) {
                 static_cast<long long>(req.metric));
 }
 
+// A SwiGLU + FP8 call is its form, and whether M needs a tail program (variant 1).
+const char *swiglu_fp8_rows(const ProgramRequest &req) {
+  return req.variant ? ", M not a multiple of 128 (a tail program's)" : "";
+}
+
+void swiglu_fp8_forced(const ProgramRequest &req, char *buf, size_t size) {
+  std::snprintf(buf, size, "form %d%s", req.op, swiglu_fp8_rows(req));
+}
+
 void swiglu_fp8_unrouted(const ProgramRequest &req, char *buf, size_t size) {
-  std::snprintf(buf, size, "swiglu_fp8 form %d, M*K = %lld", req.op,
-                static_cast<long long>(req.metric));
+  std::snprintf(buf, size, "swiglu_fp8 form %d, M*K = %lld%s", req.op,
+                static_cast<long long>(req.metric), swiglu_fp8_rows(req));
 }
 
 constexpr FamilyOps kFamilies[] = {
@@ -39,9 +48,10 @@ constexpr FamilyOps kFamilies[] = {
     // Every program of a SwiGLU + MXFP8 form serves every shape of it.
     {CAKE_FAMILY_SWIGLU_MXFP8, swiglu_mxfp8_dynamic_smem_bytes,
      {nullptr, swiglu_mxfp8_forced, swiglu_mxfp8_unrouted}},
-    // Likewise every program of a SwiGLU + FP8 blockwise form (M, K multiples of 128).
+    // A SwiGLU + FP8 blockwise call whose M is a multiple of 128 is served by every program of
+    // its form, any other only by the tail programs (swiglu_fp8_program_serves).
     {CAKE_FAMILY_SWIGLU_FP8, swiglu_fp8_dynamic_smem_bytes,
-     {nullptr, swiglu_mxfp8_forced, swiglu_fp8_unrouted}},
+     {swiglu_fp8_program_serves, swiglu_fp8_forced, swiglu_fp8_unrouted}},
 };
 
 }  // namespace

@@ -20,6 +20,7 @@ SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog) {
   k.band_form = prog.knobs[kF8BandForm];
   k.load_batch = prog.knobs[kF8LoadBatch];
   k.pipeline = prog.knobs[kF8Pipeline];
+  k.tail = prog.knobs[kF8Tail];
   return k;
 }
 
@@ -43,11 +44,22 @@ bool swiglu_fp8_program_ok(const cake_program_desc &prog) {
   return smem <= 0 || swiglu_smem_fits(prog.min_ctas_per_sm, smem);
 }
 
+bool swiglu_fp8_serves_rows(const cake_program_desc &prog, int64_t M) {
+  return M % fp8b::kBlockElems == 0 || prog.knobs[kF8Tail] == 1;
+}
+
+int32_t swiglu_fp8_variant(int64_t M) { return M % fp8b::kBlockElems == 0 ? 0 : 1; }
+
+bool swiglu_fp8_program_serves(const cake_program_desc &prog, int32_t, int32_t variant) {
+  return variant == 0 || prog.knobs[kF8Tail] == 1;
+}
+
 int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
   const int64_t tr = prog.knobs[kF8TileRows];
-  if (M <= 0 || K <= 0 || tr <= 0 || M % tr != 0 || K % kFp8TileCols != 0) return -1;
+  if (M <= 0 || K <= 0 || tr <= 0 || K % kFp8TileCols != 0) return -1;
+  if (prog.knobs[kF8Tail] != 1 && M % tr != 0) return -1;
   int64_t tiles;
-  if (!mx::checked_mul(M / tr, K / kFp8TileCols, &tiles)) return -1;
+  if (!mx::checked_mul(mx::ceil_div(M, tr), K / kFp8TileCols, &tiles)) return -1;
   return tiles;
 }
 
@@ -59,25 +71,30 @@ LaunchShape swiglu_fp8_launch_shape(const cake_program_desc &prog, int64_t M, in
 
 bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out) {
   if (!sw_form_valid(form)) return false;
-  if (M <= 0 || K <= 0 || M % fp8b::kBlockElems != 0 || K % fp8b::kBlockElems != 0) return false;
-  const int64_t O = sw_backward(form) ? 2 * K : K;
+  if (M <= 0 || K <= 0 || K % fp8b::kBlockElems != 0) return false;
   if (K > INT64_MAX / 2) return false;
+  const int64_t O = sw_backward(form) ? 2 * K : K;
   int64_t q, in_bytes;
   if (!mx::checked_mul(M, O, &q) || !mx::checked_mul(M, 2 * K, &in_bytes) ||
       in_bytes > INT64_MAX / 2) {
     return false;
   }
-  // Each scale matrix holds M * O / 128 FP32 values: q / 32 bytes.
-  const int64_t s_bytes = q / fp8b::kBlockElems * 4;
+  // row_s holds M * (O / 128) FP32 values (q / 32 bytes), col_s ceil(M / 128) * O.
+  const int64_t row_s_bytes = q / fp8b::kBlockElems * 4;
+  int64_t col_s_row, col_s_bytes;  // bytes of one block row of col_s, of col_s
+  if (!mx::checked_mul(O, 4, &col_s_row) ||
+      !mx::checked_mul(mx::ceil_div(M, int64_t{fp8b::kBlockElems}), col_s_row, &col_s_bytes)) {
+    return false;
+  }
   SwigluFp8Sizes r{};
   r.out_cols = O;
   if (sw_rowwise(form)) {
     r.row_q_bytes = q;
-    r.row_s_bytes = s_bytes;
+    r.row_s_bytes = row_s_bytes;
   }
   if (sw_colwise(form)) {
     r.col_q_bytes = q;
-    r.col_s_bytes = s_bytes;
+    r.col_s_bytes = col_s_bytes;
   }
   *out = r;
   return true;

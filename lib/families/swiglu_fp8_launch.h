@@ -20,6 +20,7 @@ enum SwigluFp8Knob {
   kF8BandForm = 4,
   kF8LoadBatch = 5,  // optional in a manifest line: 0 (all passes) when left out
   kF8Pipeline = 6,   // optional in a manifest line: 0 when left out
+  kF8Tail = 7,       // optional in a manifest line: 0 when left out
 };
 
 // The program's knobs as the kernel's configuration reads them.
@@ -32,7 +33,17 @@ uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog);
 // shared memory: a manifest test checks every line with it.
 bool swiglu_fp8_program_ok(const cake_program_desc &prog);
 
-// CTA tiles: (M / tile_rows) * (K / 128); -1 on a bad argument.
+// Whether the program serves a call with M rows: every program when M is a multiple of 128,
+// only tail programs (tail knob 1) otherwise.
+bool swiglu_fp8_serves_rows(const cake_program_desc &prog, int64_t M);
+
+// The router's rule (RouteServes): `variant` is 1 for a call whose M is not a multiple of 128
+// (swiglu_fp8_variant), which only tail programs serve; 0 for every other call.
+bool swiglu_fp8_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant);
+int32_t swiglu_fp8_variant(int64_t M);
+
+// CTA tiles: ceil(M / tile_rows) * (K / 128); -1 on a bad argument (M not a multiple of
+// tile_rows for a program without the tail knob included).
 int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K);
 
 // Grid: one wave at the program's CTAs per SM (never more CTAs than tiles); sm_count <= 0
@@ -40,8 +51,9 @@ int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K);
 LaunchShape swiglu_fp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                     int sm_count);
 
-// Buffer sizes of a form (bytes, 64-bit; a disabled orientation gets 0). False on a bad shape
-// (M, K not positive multiples of 128) or overflow.
+// Buffer sizes of a form (bytes, 64-bit; a disabled orientation gets 0): row_s 4*M*(O/128),
+// col_s 4*ceil(M/128)*O. False on a bad shape (M not positive, K not a positive multiple of
+// 128) or overflow.
 struct SwigluFp8Sizes {
   int64_t out_cols;
   int64_t row_q_bytes, row_s_bytes, col_q_bytes, col_s_bytes;
@@ -49,8 +61,9 @@ struct SwigluFp8Sizes {
 bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out);
 
 // Fills the kernel parameters (pointers of a disabled orientation stored as NULL). False when
-// the kernel cannot run the problem: M or K not a positive multiple of 128, overflow, more than
-// 2^31-1 tiles, a program of another family, or a rule other than 0 and 1.
+// the kernel cannot run the problem: M not positive (or not a multiple of 128 for a program
+// without the tail knob), K not a positive multiple of 128, overflow, more than 2^31-1 tiles, a
+// program of another family, or a rule other than 0 and 1.
 bool swiglu_fp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t K, int rule,
                             const void *in, const void *grad, void *row_q, void *row_s,
                             void *col_q, void *col_s, cake_swiglu_fp8_params *out);

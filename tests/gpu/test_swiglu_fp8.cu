@@ -4,8 +4,8 @@
 // through their sm_90 cross-check images), byte-exact (data and scales) against the host model
 // driven by the device's measured sigmoid table, on shapes with M and K not multiples of 512,
 // block-scaled inputs over [-100, 100], NaN/Inf blocks, all-zero blocks and blocks below the
-// floor; both == rowwise + colwise; the format's semantics on the device's bytes; a large shape;
-// validation writes nothing. Skips without a GPU.
+// floor; any M through the tail programs; both == rowwise + colwise; the format's semantics on
+// the device's bytes; a large shape; validation writes nothing. Skips without a GPU.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -244,6 +244,26 @@ static void test_shapes_every_program(void **) {
                 programs);
 }
 
+// Any M (a partial last row tile, col_q columns not 16-byte aligned, a partial last colwise
+// block): the tail programs of every table byte-exact; the aligned programs refuse the shapes.
+static void test_tail_shapes(void **) {
+  SKIP_WITHOUT_GPU();
+  assert_int_equal(g_table.size(), 65536);
+  const int64_t sizes[][2] = {{1, 128}, {33, 256}, {127, 128}, {129, 384}, {200, 256}, {1000, 640}};
+  int programs = 0, shapes = 0;
+  for (const auto &s : sizes) {
+    const int64_t M = s[0], K = s[1];
+    const std::vector<uint16_t> in = random_input(M, 2 * K, shapes % 2 ? 100 : 0);
+    const std::vector<uint16_t> grad = random_input(M, K, shapes % 2 ? 30 : 0);
+    programs += check_all_forms(M, K, in, grad, true, false);
+    ++shapes;
+  }
+  print_message("%d tail shapes x 6 forms x 2 rules: %d forced program runs byte-exact\n",
+                shapes, programs);
+  // Per table, per form, per rule: exactly its one tail program serves (routed + forced).
+  assert_int_equal(programs, shapes * 6 * 2 * (1 + (int)g_cross.size()));
+}
+
 static void test_special_blocks(void **) {
   SKIP_WITHOUT_GPU();
   const int64_t M = 384, K = 384;
@@ -307,6 +327,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sigmoid_table_and_cvt),
       cmocka_unit_test(test_shapes_every_program),
+      cmocka_unit_test(test_tail_shapes),
       cmocka_unit_test(test_special_blocks),
       cmocka_unit_test(test_large_shape),
       cmocka_unit_test(test_validation_writes_nothing),

@@ -213,6 +213,25 @@ static void test_shapes_every_program(void **) {
                 shapes, programs);
 }
 
+// M and K multiples of 32 but not of 128: partial tiles and the swizzled layout's padding rows
+// and columns (written 0x00, compared as part of the model's padded scale matrices), every
+// program of every table.
+static void test_tail_shapes(void **) {
+  SKIP_WITHOUT_GPU();
+  assert_int_equal(g_table.size(), 65536);
+  const int64_t sizes[][2] = {{32, 32}, {96, 160}, {160, 96}, {544, 96}, {32, 2080}, {1056, 224}};
+  int programs = 0, shapes = 0;
+  for (const auto &s : sizes) {
+    const int64_t M = s[0], K = s[1];
+    const std::vector<uint16_t> in = random_input(M, 2 * K, shapes % 2 ? 100 : 0);
+    const std::vector<uint16_t> grad = random_input(M, K, 0);
+    programs += check_all_forms(M, K, in, grad, true);
+    ++shapes;
+  }
+  print_message("%d tail shapes x 6 forms: %d forced program runs byte-exact\n", shapes,
+                programs);
+}
+
 static void test_large_shape(void **) {
   SKIP_WITHOUT_GPU();
   const int64_t M = 16384, K = 7168;
@@ -389,6 +408,7 @@ static void test_graph_and_validation(void **) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sigmoid_tables),       cmocka_unit_test(test_shapes_every_program),
+      cmocka_unit_test(test_tail_shapes),
       cmocka_unit_test(test_block_scaled_and_special), cmocka_unit_test(test_float64_oracle),
       cmocka_unit_test(test_large_shape),          cmocka_unit_test(test_above_2_31_elements),
       cmocka_unit_test(test_graph_and_validation),

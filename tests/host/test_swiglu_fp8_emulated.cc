@@ -21,6 +21,7 @@ CAKE_EMULATION_GLOBALS
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -35,34 +36,47 @@ extern "C" {
 #include "swiglu_mxfp8_ref.h"
 
 // sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint, sigmoid, band, batch,
-// pipeline
+// pipeline, tail (the *_t programs: any M)
 #define EMU_PROGRAMS(X)                                        \
-  X(fr_a, CAKE_SW_FWD_ROW, 128, 8, 16, 1, 0, 1, 3, 0, 0)       \
-  X(fr_b, CAKE_SW_FWD_ROW, 32, 16, 4, 1, 1, 2, 0, 0, 0)        \
-  X(fr_c, CAKE_SW_FWD_ROW, 64, 4, 16, 2, 2, 1, 2, 0, 0)        \
-  X(fr_d, CAKE_SW_FWD_ROW, 32, 4, 64, 1, 0, 1, 1, 4, 0)        \
-  X(fr_e, CAKE_SW_FWD_ROW, 32, 4, 128, 2, 0, 2, 3, 2, 0)       \
-  X(fr_p, CAKE_SW_FWD_ROW, 64, 4, 16, 1, 0, 1, 2, 0, 1)        \
-  X(fc_a, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 0)      \
-  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 128, 2, 1, 2, 2, 2, 0)      \
-  X(fc_c, CAKE_SW_FWD_COL, 512, 1, 128, 1, 2, 1, 0, 1, 0)      \
-  X(fc_p, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 1)      \
-  X(fb_a, CAKE_SW_FWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 0, 0)     \
-  X(fb_b, CAKE_SW_FWD_BOTH, 128, 4, 128, 2, 0, 2, 1, 4, 0)     \
-  X(fb_p, CAKE_SW_FWD_BOTH, 512, 1, 128, 2, 1, 2, 2, 0, 1)     \
-  X(br_a, CAKE_SW_BWD_ROW, 128, 6, 16, 1, 0, 1, 3, 0, 0)       \
-  X(br_b, CAKE_SW_BWD_ROW, 32, 16, 4, 1, 1, 2, 2, 0, 0)        \
-  X(br_c, CAKE_SW_BWD_ROW, 64, 4, 32, 2, 2, 1, 0, 1, 0)        \
-  X(br_p, CAKE_SW_BWD_ROW, 32, 4, 8, 2, 0, 2, 3, 0, 1)         \
-  X(bc_a, CAKE_SW_BWD_COL, 256, 2, 128, 1, 0, 1, 3, 2, 0)      \
-  X(bc_b, CAKE_SW_BWD_COL, 128, 2, 128, 2, 1, 2, 1, 1, 0)      \
-  X(bc_p, CAKE_SW_BWD_COL, 512, 1, 128, 1, 0, 1, 3, 0, 1)      \
-  X(bb_a, CAKE_SW_BWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 2, 0)     \
-  X(bb_b, CAKE_SW_BWD_BOTH, 512, 1, 128, 2, 2, 2, 2, 0, 0)     \
-  X(bb_p, CAKE_SW_BWD_BOTH, 512, 1, 128, 1, 0, 1, 3, 0, 1)
+  X(fr_a, CAKE_SW_FWD_ROW, 128, 8, 16, 1, 0, 1, 3, 0, 0, 0)       \
+  X(fr_b, CAKE_SW_FWD_ROW, 32, 16, 4, 1, 1, 2, 0, 0, 0, 0)        \
+  X(fr_c, CAKE_SW_FWD_ROW, 64, 4, 16, 2, 2, 1, 2, 0, 0, 0)        \
+  X(fr_d, CAKE_SW_FWD_ROW, 32, 4, 64, 1, 0, 1, 1, 4, 0, 0)        \
+  X(fr_e, CAKE_SW_FWD_ROW, 32, 4, 128, 2, 0, 2, 3, 2, 0, 0)       \
+  X(fr_p, CAKE_SW_FWD_ROW, 64, 4, 16, 1, 0, 1, 2, 0, 1, 0)        \
+  X(fc_a, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 0, 0)      \
+  X(fc_b, CAKE_SW_FWD_COL, 128, 4, 128, 2, 1, 2, 2, 2, 0, 0)      \
+  X(fc_c, CAKE_SW_FWD_COL, 512, 1, 128, 1, 2, 1, 0, 1, 0, 0)      \
+  X(fc_p, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 1, 0)      \
+  X(fb_a, CAKE_SW_FWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 0, 0, 0)     \
+  X(fb_b, CAKE_SW_FWD_BOTH, 128, 4, 128, 2, 0, 2, 1, 4, 0, 0)     \
+  X(fb_p, CAKE_SW_FWD_BOTH, 512, 1, 128, 2, 1, 2, 2, 0, 1, 0)     \
+  X(br_a, CAKE_SW_BWD_ROW, 128, 6, 16, 1, 0, 1, 3, 0, 0, 0)       \
+  X(br_b, CAKE_SW_BWD_ROW, 32, 16, 4, 1, 1, 2, 2, 0, 0, 0)        \
+  X(br_c, CAKE_SW_BWD_ROW, 64, 4, 32, 2, 2, 1, 0, 1, 0, 0)        \
+  X(br_p, CAKE_SW_BWD_ROW, 32, 4, 8, 2, 0, 2, 3, 0, 1, 0)         \
+  X(bc_a, CAKE_SW_BWD_COL, 256, 2, 128, 1, 0, 1, 3, 2, 0, 0)      \
+  X(bc_b, CAKE_SW_BWD_COL, 128, 2, 128, 2, 1, 2, 1, 1, 0, 0)      \
+  X(bc_p, CAKE_SW_BWD_COL, 512, 1, 128, 1, 0, 1, 3, 0, 1, 0)      \
+  X(bb_a, CAKE_SW_BWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 2, 0, 0)     \
+  X(bb_b, CAKE_SW_BWD_BOTH, 512, 1, 128, 2, 2, 2, 2, 0, 0, 0)     \
+  X(bb_p, CAKE_SW_BWD_BOTH, 512, 1, 128, 1, 0, 1, 3, 0, 1, 0)     \
+  X(fr_t1, CAKE_SW_FWD_ROW, 128, 8, 16, 1, 0, 1, 3, 0, 0, 1)   \
+  X(fr_t2, CAKE_SW_FWD_ROW, 32, 4, 128, 2, 0, 2, 2, 2, 0, 1)   \
+  X(fr_t3, CAKE_SW_FWD_ROW, 64, 4, 16, 1, 0, 1, 2, 0, 1, 1)    \
+  X(fc_t1, CAKE_SW_FWD_COL, 256, 2, 128, 1, 0, 1, 3, 0, 1, 1)  \
+  X(fc_t2, CAKE_SW_FWD_COL, 128, 4, 128, 2, 1, 2, 2, 2, 0, 1)  \
+  X(fb_t1, CAKE_SW_FWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 0, 1, 1) \
+  X(fb_t2, CAKE_SW_FWD_BOTH, 128, 4, 128, 2, 0, 2, 1, 4, 0, 1) \
+  X(br_t1, CAKE_SW_BWD_ROW, 128, 6, 16, 1, 0, 1, 3, 0, 0, 1)   \
+  X(br_t2, CAKE_SW_BWD_ROW, 32, 4, 8, 2, 0, 2, 3, 0, 1, 1)     \
+  X(bc_t1, CAKE_SW_BWD_COL, 512, 1, 128, 1, 0, 1, 3, 0, 1, 1)  \
+  X(bc_t2, CAKE_SW_BWD_COL, 128, 2, 128, 2, 1, 2, 1, 1, 0, 1)  \
+  X(bb_t1, CAKE_SW_BWD_BOTH, 512, 1, 128, 1, 0, 1, 3, 0, 1, 1) \
+  X(bb_t2, CAKE_SW_BWD_BOTH, 256, 2, 128, 1, 0, 1, 3, 2, 0, 1)
 
-#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe) \
-  CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe)
+#define EMU_INSTANTIATE(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe, tail) \
+  CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe, tail)
 EMU_PROGRAMS(EMU_INSTANTIATE)
 
 namespace {
@@ -75,10 +89,10 @@ struct EmuProgram {
   cake_program_desc desc;
 };
 
-#define EMU_ENTRY(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe)       \
+#define EMU_ENTRY(sym, form, threads, ctas, tr, rpt, hint, sig, band, batch, pipe, tail) \
   {#sym, emu_##sym,                                                                     \
    {#sym, #sym, CAKE_FAMILY_SWIGLU_FP8, form, threads, ctas,                            \
-    {tr, rpt, hint, sig, band, batch, pipe}}},
+    {tr, rpt, hint, sig, band, batch, pipe, tail}}},
 const EmuProgram kPrograms[] = {EMU_PROGRAMS(EMU_ENTRY)};
 
 using cake_swiglu_emu::Inputs;
@@ -106,10 +120,12 @@ Inputs make_inputs(int64_t M, int64_t K, int kspan, bool specials, uint32_t seed
   };
   fill(x.in);
   fill(x.grad);
-  if (specials) {
+  if (specials && M >= 7) {
     cake_swiglu_emu::add_nonfinite(&x, K);
     for (int j = 0; j < 128; ++j) x.in[(size_t)(5 * 2 * K + j)] = 0;  // zero gates
-    for (int64_t m = 0; m < 128; ++m) x.in[(size_t)(m * 2 * K + K - 1)] = 0;  // a zero column
+    for (int64_t m = 0; m < std::min<int64_t>(M, 128); ++m) {
+      x.in[(size_t)(m * 2 * K + K - 1)] = 0;  // a zero column (block)
+    }
     // Row 6, columns [0, 128): ups of 2^-125 with gates near 1: Y about 2^-126, below the floor.
     for (int j = 0; j < 128; ++j) {
       x.in[(size_t)(6 * 2 * K + j)] = mx::bf16_rn(1.0f + j / 256.0f);
@@ -252,6 +268,41 @@ void test_all_programs(void **) {
   print_message("%d emulated cases, %zu programs\n", cases, sizeof(kPrograms) / sizeof(kPrograms[0]));
 }
 
+bool is_tail(const EmuProgram &prog) { return prog.desc.knobs[cake::kF8Tail] == 1; }
+
+void test_tails(void **) {
+  // Any M: one row; below one 16-row chunk; 31, 33, 127, 129 rows (partial col_q chunks not
+  // 16-byte aligned); 272 (M % 16 == 0: whole aligned chunks, then a partial 128-row block);
+  // 200 rows with K = 384 (three k-tiles, several row tiles).
+  const int64_t shapes[][2] = {{1, 128},   {5, 256},   {31, 128}, {33, 256},
+                               {127, 128}, {129, 256}, {272, 128}, {200, 384}};
+  int cases = 0;
+  for (const EmuProgram &prog : kPrograms) {
+    for (const auto &sh : shapes) {
+      if (!is_tail(prog)) {
+        // A program without the tail knob refuses a shape it cannot tile whole.
+        if (sh[0] % prog.desc.knobs[cake::kF8TileRows] != 0) {
+          cake_swiglu_fp8_params p;
+          assert_false(cake::swiglu_fp8_fill_params(prog.desc, sh[0], sh[1], 0, nullptr, nullptr,
+                                                    nullptr, nullptr, nullptr, nullptr, &p));
+          assert_true(cake::swiglu_fp8_tiles(prog.desc, sh[0], sh[1]) == -1);
+        }
+        continue;
+      }
+      for (int rule = 0; rule < 2; ++rule) {
+        run_case(prog, sh[0], sh[1], rule, rule == 0 ? 1 : 3, 100);
+        ++cases;
+      }
+    }
+  }
+  // Sizes: col_s holds ceil(M / 128) blocks a column.
+  cake::SwigluFp8Sizes sz;
+  assert_true(cake::swiglu_fp8_sizes(CAKE_SW_BWD_BOTH, 129, 256, &sz));
+  assert_true(sz.out_cols == 512 && sz.row_q_bytes == 129 * 512 && sz.col_q_bytes == 129 * 512);
+  assert_true(sz.row_s_bytes == 4 * 129 * 4 && sz.col_s_bytes == 4 * 2 * 512);
+  print_message("%d emulated tail cases\n", cases);
+}
+
 void test_both_equals_parts(void **) {
   for (int bwd = 0; bwd < 2; ++bwd) {
     const int64_t M = 256, K = 384;
@@ -278,6 +329,7 @@ int main(void) {
       cmocka_unit_test(test_block_scale_matches_model),
       cmocka_unit_test(test_model_semantics),
       cmocka_unit_test(test_all_programs),
+      cmocka_unit_test(test_tails),
       cmocka_unit_test(test_both_equals_parts),
   };
   return cmocka_run_group_tests_name("swiglu_fp8_emulated", tests, NULL, NULL);

@@ -38,10 +38,21 @@ void test_sizes(void **) {
   assert_int_equal(s.out_cols, 768);
   assert_int_equal(s.row_s_bytes, 4 * 256 * 6);
   assert_int_equal(s.col_s_stride, 768);
+  // Any M: the last colwise block of a column is partial, col_s holds ceil(M / 128) of them.
   d.m = 200;
-  assert_int_equal(cake_swiglu_fp8_buffer_sizes(&d, 0, &s), CAKE_STATUS_UNSUPPORTED_SHAPE);
-  assert_true(message_has("multiples of 128"));
+  assert_int_equal(cake_swiglu_fp8_buffer_sizes(&d, 0, &s), CAKE_STATUS_SUCCESS);
+  assert_int_equal(s.q_bytes, 200 * 384);
+  assert_int_equal(s.row_s_bytes, 4 * 200 * 3);
+  assert_int_equal(s.col_s_bytes, 4 * 384 * 2);
+  assert_int_equal(s.row_s_stride, 200);
+  d.m = 1;
+  assert_int_equal(cake_swiglu_fp8_buffer_sizes(&d, 1, &s), CAKE_STATUS_SUCCESS);
+  assert_int_equal(s.col_s_bytes, 4 * 768);
   d.m = 256;
+  d.k = 320;
+  assert_int_equal(cake_swiglu_fp8_buffer_sizes(&d, 0, &s), CAKE_STATUS_UNSUPPORTED_SHAPE);
+  assert_true(message_has("desc->k = 320: must be a multiple of 128 (the 1x128 scale block)"));
+  d.k = 384;
   d.scale_rule = (cake_fp8_scale_rule_t)2;
   assert_int_equal(cake_swiglu_fp8_buffer_sizes(&d, 0, &s), CAKE_STATUS_INVALID_ARGUMENT);
   assert_true(message_has("scale_rule"));
@@ -86,6 +97,9 @@ void test_arguments(void **) {
   d = desc_of(128, 64, CAKE_MXFP8_ROWWISE);
   assert_int_equal(cake_swiglu_fp8_forward(h, &d, p, p, p, p, p, NULL),
                    CAKE_STATUS_UNSUPPORTED_SHAPE);
+  d = desc_of(-3, 128, CAKE_MXFP8_ROWWISE);
+  assert_int_equal(cake_swiglu_fp8_forward(h, &d, p, p, p, p, p, NULL),
+                   CAKE_STATUS_INVALID_ARGUMENT);
   // A struct_size below the first version.
   d = desc_of(128, 128, CAKE_MXFP8_ROWWISE);
   d.struct_size = 8;
@@ -113,6 +127,31 @@ void test_queries_route_every_form(void **) {
         }
       }
     }
+    // M not a multiple of 128 goes to the form's tail program at every size; an aligned M
+    // never does.
+    for (int bwd = 0; bwd < 2; ++bwd) {
+      for (cake_mxfp8_orientation_t o : os) {
+        for (int64_t m : {1, 200, 16383, 65537}) {
+          cake_swiglu_fp8_desc d = desc_of(m, 7168, o);
+          cake_program_info info;
+          cake_program_info_init(&info);
+          assert_int_equal(cake_swiglu_fp8_query(h, &d, bwd, &info), CAKE_STATUS_SUCCESS);
+          const std::string want = std::string(".sw8_") + (bwd ? "bwd_" : "fwd_") +
+                                   (o == CAKE_MXFP8_ROWWISE   ? "row"
+                                    : o == CAKE_MXFP8_COLWISE ? "col"
+                                                              : "both") +
+                                   "_tail";
+          assert_non_null(strstr(info.name, want.c_str()));
+        }
+        for (int64_t m : {128, 4096, 16384}) {
+          cake_swiglu_fp8_desc d = desc_of(m, 7168, o);
+          cake_program_info info;
+          cake_program_info_init(&info);
+          assert_int_equal(cake_swiglu_fp8_query(h, &d, bwd, &info), CAKE_STATUS_SUCCESS);
+          assert_null(strstr(info.name, "_tail"));
+        }
+      }
+    }
     // Forcing a program of another form, or of the MXFP8 family, is refused.
     cake_swiglu_fp8_desc d = desc_of(256, 256, CAKE_MXFP8_ROWWISE);
     cake_program_info info;
@@ -127,6 +166,17 @@ void test_queries_route_every_form(void **) {
     assert_int_equal(cake_swiglu_fp8_query(h, &d, 0, &info), CAKE_STATUS_SUCCESS);
     assert_string_equal(info.name, row.c_str());
     assert_int_equal(cake_swiglu_fp8_query(h, &d, 1, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+    // A program without the tail knob refuses M = 200 by name; the tail program takes it, and
+    // an aligned M too when forced.
+    d.m = 200;
+    assert_int_equal(cake_swiglu_fp8_query(h, &d, 0, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+    assert_true(message_has("a tail program"));
+    const std::string tail = tag + ".sw8_fwd_row_tail";
+    d.program = tail.c_str();
+    assert_int_equal(cake_swiglu_fp8_query(h, &d, 0, &info), CAKE_STATUS_SUCCESS);
+    d.m = 256;
+    assert_int_equal(cake_swiglu_fp8_query(h, &d, 0, &info), CAKE_STATUS_SUCCESS);
+    assert_string_equal(info.name, tail.c_str());
     const std::string mx = tag + ".sw_fwd_row";
     cake_swiglu_fp8_desc_init(&d);
     d.m = d.k = 256;

@@ -50,13 +50,15 @@ void fp8_block_scale_model(uint32_t amax_bits, int rule, float *s, float *r) {
 void fp8_blockwise_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwise, bool colwise,
                             int rule, Fp8Out *out) {
   const int64_t B = 128;
-  auto encode = [&](const uint16_t *v, int64_t stride, uint8_t *q, uint32_t *s) {
+  // A block of n <= 128 values (n < 128: the last colwise block of a column when M is not a
+  // multiple of 128; its amax is that of its own rows).
+  auto encode = [&](const uint16_t *v, int64_t n, int64_t stride, uint8_t *q, uint32_t *s) {
     uint32_t amax = 0;
-    for (int64_t i = 0; i < B; ++i) amax = std::max<uint32_t>(amax, v[i * stride] & 0x7FFFu);
+    for (int64_t i = 0; i < n; ++i) amax = std::max<uint32_t>(amax, v[i * stride] & 0x7FFFu);
     float sc, r;
     fp8_block_scale_model(amax, rule, &sc, &r);
     *s = bits(sc);
-    for (int64_t i = 0; i < B; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       volatile float p = bf(v[i * stride]) * r;  // one FP32 product, rounded
       q[i] = cake::mx::e4m3_rn_satfinite(p);
     }
@@ -70,18 +72,18 @@ void fp8_blockwise_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwis
     out->row_s.assign((size_t)(M * (O / B)), 0);
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t j = 0; j < O / B; ++j) {
-        encode(y + m * O + j * B, 1, out->row_q.data() + m * O + j * B,
+        encode(y + m * O + j * B, B, 1, out->row_q.data() + m * O + j * B,
                out->row_s.data() + j * M + m);
       }
     }
   }
   if (colwise) {
     out->col_q.assign((size_t)(M * O), 0);
-    out->col_s.assign((size_t)(O * (M / B)), 0);
-    std::vector<uint8_t> q((size_t)B);
+    const int64_t blocks = (M + B - 1) / B;
+    out->col_s.assign((size_t)(O * blocks), 0);
     for (int64_t o = 0; o < O; ++o) {
-      for (int64_t i = 0; i < M / B; ++i) {
-        encode(y + i * B * O + o, O, out->col_q.data() + o * M + i * B,
+      for (int64_t i = 0; i < blocks; ++i) {
+        encode(y + i * B * O + o, std::min(B, M - i * B), O, out->col_q.data() + o * M + i * B,
                out->col_s.data() + i * O + o);
       }
     }
@@ -123,10 +125,11 @@ Fp8Compare fp8_compare(int form, int64_t M, int64_t K, const Fp8Out &want, const
     for (int64_t i = 0; i < M * O; ++i) {
       if (want.col_q[i] != col_q[i]) note("col_q", i, want.col_q[i], col_q[i]);
     }
-    for (int64_t i = 0; i < O * (M / 128); ++i) {
+    const int64_t n_s = O * ((M + 127) / 128);
+    for (int64_t i = 0; i < n_s; ++i) {
       if (want.col_s[i] != col_s[i]) note("col_s", i, want.col_s[i], col_s[i]);
     }
-    c.bytes += M * O + 4 * O * (M / 128);
+    c.bytes += M * O + 4 * n_s;
   }
   return c;
 }

@@ -23,8 +23,9 @@ struct Fp8Out {
 // a = max(amax, 448 * 2^-126); amax Inf or NaN: both NaN (0x7FC00000).
 void fp8_block_scale_model(uint32_t amax_bits, int rule, float *s, float *r);
 
-// FP8 blockwise of Y [M, O] (multiples of 128): rowwise (row_q [M, O], row_s [M, O/128] MN-major)
-// and/or colwise (col_q [O, M] = transpose, col_s [O, M/128] MN-major).
+// FP8 blockwise of Y [M, O] (O a multiple of 128, any M >= 1): rowwise (row_q [M, O], row_s
+// [M, O/128] MN-major) and/or colwise (col_q [O, M] = transpose, col_s [O, ceil(M/128)]
+// MN-major; the last block of a column holds rows [128 * (ceil(M/128) - 1), M)).
 void fp8_blockwise_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwise, bool colwise,
                             int rule, Fp8Out *out);
 

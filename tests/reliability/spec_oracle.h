@@ -483,7 +483,7 @@ inline std::string check_normgate_launch(NgEntry k, const cake_handle_st *h,
 // ------------------------------------------------------------------------------------------
 // swiglu_mxfp8
 
-inline bool sw_dim_ok(int64_t v) { return v > 0 && v % 128 == 0; }
+inline bool sw_dim_ok(int64_t v) { return v > 0 && v % 32 == 0; }  // whole 32-value blocks
 
 // Buffer bytes of a form per the spec (sizes of q and the padded swizzled scale matrices), in
 // 128 bits; false when a count does not fit int64.
@@ -571,8 +571,8 @@ inline Expect expect_swiglu(SwEntry k, const cake_handle_st *h, bool handle_live
   const bool m_pos = d.m > 0, k_pos = d.k > 0;
   e.rule(!m_pos || !k_pos, CAKE_STATUS_INVALID_ARGUMENT, "m or k not positive");
   if (!m_pos || !k_pos) e.allowed |= bit(CAKE_STATUS_UNSUPPORTED_SHAPE);
-  e.rule(m_pos && d.m % 128 != 0, CAKE_STATUS_UNSUPPORTED_SHAPE, "m not a multiple of 128");
-  e.rule(k_pos && d.k % 128 != 0, CAKE_STATUS_UNSUPPORTED_SHAPE, "k not a multiple of 128");
+  e.rule(m_pos && d.m % 32 != 0, CAKE_STATUS_UNSUPPORTED_SHAPE, "m not a multiple of 32");
+  e.rule(k_pos && d.k % 32 != 0, CAKE_STATUS_UNSUPPORTED_SHAPE, "k not a multiple of 32");
   if (m_pos && k_pos) {
     const bool fits = sw_fits(sw_bytes(d.m, d.k, bwd)) && d.k <= INT64_MAX / 4;
     e.rule(!fits, CAKE_STATUS_INVALID_ARGUMENT, "buffer bytes overflow int64");

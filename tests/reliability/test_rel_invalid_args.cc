@@ -691,7 +691,7 @@ void test_sw_shapes(void **) {
         sw_reject(c, CAKE_STATUS_INVALID_ARGUMENT, which ? "desc->k" : "desc->m");
       }
     }
-    for (int64_t v : {int64_t(1), int64_t(32), int64_t(64), int64_t(127), int64_t(129), int64_t(200), kI64Max}) {
+    for (int64_t v : {int64_t(1), int64_t(31), int64_t(48), int64_t(127), int64_t(129), int64_t(200), kI64Max}) {
       for (int which : {0, 1}) {
         Sw c(e);
         (which ? c.desc.k : c.desc.m) = v;

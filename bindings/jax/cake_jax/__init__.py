@@ -520,13 +520,14 @@ def _library_error(status, message):
 
 
 class _SwigluFamily(NamedTuple):
-    """What the SwiGLU ops of one quantized format differ in: the FFI targets, why m and k are
-    multiples of 128 (the library's words), the scales' results and how they shard, fold under
+    """What the SwiGLU ops of one quantized format differ in: the FFI targets, what m and k are
+    multiples of and why (the library's words), the scales' results and how they shard, fold under
     vmap and read in the Shardy rule."""
 
     name: str
     targets: tuple  # (forward, backward)
-    why_128: str
+    multiple: int  # m and k are multiples of it
+    why_multiple: str
     arrays: type
     scale_results: Callable  # (m, o, row, col) -> (row_s (shape, dtype), col_s (shape, dtype))
     scale_specs: Callable  # (rows spec entry, row, col) -> (row_s spec, col_s spec)
@@ -554,7 +555,7 @@ def _mxfp8_unfold(rs, cs, n, m, o):
 
 _MXFP8 = _SwigluFamily(
     "swiglu_mxfp8", ("cake_swiglu_mxfp8_fwd", "cake_swiglu_mxfp8_bwd"),
-    "the swizzled 128x4 scale layout's tile", MXFP8Arrays, _mxfp8_scale_results,
+    32, "the 32-value MXFP8 scale block", MXFP8Arrays, _mxfp8_scale_results,
     # The scale bytes are m-major runs (row_s: C' bytes per row; col_s shard-major: its blocks
     # follow the rows).
     lambda rows, row, col: ((rows,), (rows,)),
@@ -596,7 +597,7 @@ def _fp8_unfold(rs, cs, n, m, o):
 
 
 _FP8 = _SwigluFamily(
-    "swiglu_fp8", ("cake_swiglu_fp8_fwd", "cake_swiglu_fp8_bwd"), "the 1x128 scale block",
+    "swiglu_fp8", ("cake_swiglu_fp8_fwd", "cake_swiglu_fp8_bwd"), 128, "the 1x128 scale block",
     FP8BlockwiseArrays, _fp8_scale_results,
     # row_s [O/128, m] shards on m (its second dimension), col_s [m/128, O] on its 128-row
     # blocks: each device's scales are its own call's, and they concatenate to the global
@@ -629,10 +630,10 @@ def _check_swiglu(fam, inp, grad):
     if m <= 0 or k <= 0:
         raise _library_error(Status.INVALID_ARGUMENT,
                              f"desc->m = {m}, desc->k = {k}: both must be > 0")
-    if m % 128 or k % 128:
+    if m % fam.multiple or k % fam.multiple:
         raise _library_error(Status.UNSUPPORTED_SHAPE,
-                             f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 "
-                             f"({fam.why_128})")
+                             f"desc->m = {m}, desc->k = {k}: both must be multiples of "
+                             f"{fam.multiple} ({fam.why_multiple})")
 
 
 def _swiglu_local(fam, backward, orient, attrs, inp, grad):

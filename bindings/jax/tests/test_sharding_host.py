@@ -274,7 +274,8 @@ def test_normgate_trace_time_errors(shape, kw, error, words):
 
 @pytest.mark.parametrize("shape,error,words", [
     ((100, 192), cake.UnsupportedShapeError, "desc->m = 100"),
-    ((128, 192), cake.UnsupportedShapeError, "desc->k = 96"),
+    ((128, 200), cake.UnsupportedShapeError, "desc->k = 100"),
+    ((128, 48), cake.UnsupportedShapeError, "multiples of 32"),
     ((128, 255), ValueError, "[m, 2k]"),
 ])
 def test_swiglu_trace_time_errors(shape, error, words):

@@ -592,7 +592,7 @@ def swiglu_fp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluF
     """The sizes the spec defines (docs/spec/fp8-blockwise.md, Layouts), computed without the
     library (shape inference for fake tensors)."""
     o = 2 * k if backward else k
-    return SwigluFp8Sizes(o, m * o, 4 * m * (o // 128), 4 * o * (m // 128), m, o)
+    return SwigluFp8Sizes(o, m * o, 4 * m * (o // 128), 4 * o * ((m + 127) // 128), m, o)
 
 
 def normgate_quant_desc(format=NormgateQuantFormat.FP8_BLOCKWISE, scale_rule=Fp8ScaleRule.EXACT,

@@ -142,9 +142,9 @@ def test_main_grad_accepted(fake):
 
 
 SWIGLU_REFUSED = [
-    # The case the fakes used to let through: m = 100 is no multiple of 128.
+    # The case the fakes used to let through: m = 100 is no multiple of 32.
     (lambda: ops.swiglu_mxfp8_fwd(t(100, 192), 1), cake.UnsupportedShapeError, "desc->m = 100"),
-    (lambda: ops.swiglu_mxfp8_fwd(t(128, 192), 1), cake.UnsupportedShapeError, "desc->k = 96"),
+    (lambda: ops.swiglu_mxfp8_fwd(t(128, 200), 1), cake.UnsupportedShapeError, "desc->k = 100"),
     (lambda: ops.swiglu_mxfp8_fwd(t(0, 256), 1), cake.InvalidArgumentError, "must be > 0"),
     (lambda: ops.swiglu_mxfp8_fwd(t(128, 255), 1), ValueError, "must be [m, 2k]"),
     (lambda: ops.swiglu_mxfp8_fwd(t(2, 128, 256), 1), ValueError, "must be [m, 2k]"),

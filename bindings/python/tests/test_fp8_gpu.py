@@ -62,7 +62,8 @@ def scales_equal(a, b):
 
 
 # ---- byte-exact where PyTorch computes the same Y ---------------------------------------------
-@pytest.mark.parametrize("m,k", [(128, 128), (384, 640), (1152, 256)])
+@pytest.mark.parametrize("m,k", [(128, 128), (384, 640), (1152, 256),
+                                 (33, 128), (200, 256), (129, 384)])  # any m: tail programs
 @pytest.mark.parametrize("pow2", [False, True])
 def test_bytes_against_the_torch_reference(m, k, pow2):
     # gate = 32: sigmoid(32) is exactly 1 in the spec's sequence (1 + 2^-46 rounds to 1), so

@@ -44,12 +44,16 @@ def test_fakes_shapes_and_strides():
         assert rq.shape == (256, 768) and rs.shape == (6, 256) and cq.numel() == 0
         with pytest.raises(ValueError, match="scale_rule"):
             torch.ops.cake.swiglu_fp8_fwd(inp, 1, 2)
-        with pytest.raises(Exception, match="multiples of 128 \\(the 1x128 scale block\\)"):
-            torch.ops.cake.swiglu_fp8_fwd(torch.empty(200, 768, dtype=torch.bfloat16), 1, 0)
+        with pytest.raises(Exception, match="must be a multiple of 128 \\(the 1x128 scale block\\)"):
+            torch.ops.cake.swiglu_fp8_fwd(torch.empty(200, 640, dtype=torch.bfloat16), 1, 0)
+        # Any m: col_s holds ceil(m / 128) block rows.
+        rq, rs, cq, cs = torch.ops.cake.swiglu_fp8_fwd(torch.empty(200, 768, dtype=torch.bfloat16), 3, 0)
+        assert rq.shape == (200, 384) and rs.shape == (3, 200)
+        assert cq.shape == (384, 200) and cs.shape == (2, 384)
 
 
 def test_sizes_without_the_library_match():
-    for m, k in ((128, 128), (384, 640), (4096, 7168)):
+    for m, k in ((128, 128), (384, 640), (4096, 7168), (1, 128), (200, 256), (129, 384)):
         for bwd in (False, True):
             assert cake.swiglu_fp8_buffer_sizes(m, k, bwd) == cake.swiglu_fp8_expected_sizes(m, k, bwd)
 
@@ -104,6 +108,26 @@ def test_reference_against_float64_nearest():
                                  torch.tensor(rr, dtype=torch.float32))  # FP32 product
                     got = float(q[r, blk * 128 + i].float())
                     assert got == e4m3_nearest(prod), (r, blk, i, t, prod, got)
+
+
+def test_reference_partial_last_block():
+    # O not a multiple of 128 (the colwise blocks of a call whose m is not): the last block
+    # takes the amax of its own values, as zeros padding it to 128 would give.
+    g = torch.Generator().manual_seed(5)
+    y = (torch.randn(3, 200, generator=g) * 3).to(torch.bfloat16)
+    pad = torch.zeros(3, 256, dtype=torch.bfloat16)
+    pad[:, :200] = y
+    for pow2 in (False, True):
+        q, s = fp8.quantize_fp8_blockwise(y, pow2)
+        qp, sp = fp8.quantize_fp8_blockwise(pad, pow2)
+        assert q.shape == (3, 200) and s.shape == (3, 2)
+        assert torch.equal(q.view(torch.uint8), qp[:, :200].view(torch.uint8))
+        assert torch.equal(s, sp)
+        if not pow2:
+            a = y[:, 128:].float().abs().amax(dim=1)
+            assert torch.equal(s[:, 1], torch.div(a, torch.full_like(a, 448.0)))
+        d = fp8.dequantize_fp8_blockwise(q, s)
+        assert d.shape == (3, 200)
 
 
 def test_dequantize_round_trip_error():

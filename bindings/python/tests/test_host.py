@@ -360,8 +360,8 @@ def test_swiglu_sizes_spec_example():
 def test_swiglu_buffer_sizes_match_the_spec():
     require_symbols("cake_swiglu_mxfp8_desc_init", "cake_swiglu_mxfp8_sizes_init",
                     "cake_swiglu_mxfp8_buffer_sizes")
-    for m in (128, 256, 384, 1024):
-        for k in (128, 256, 640, 7168):
+    for m in (128, 256, 384, 1024, 32, 96, 544):  # multiples of 32: padded scale tiles
+        for k in (128, 256, 640, 7168, 32, 160):
             for bwd in (False, True):
                 got = cake.swiglu_mxfp8_buffer_sizes(m, k, bwd, "both")
                 assert got == cake.swiglu_mxfp8_expected_sizes(m, k, bwd), (m, k, bwd)

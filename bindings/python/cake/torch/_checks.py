@@ -118,14 +118,29 @@ def orientation(value):
     return _cake.Orientation.parse(value)
 
 
-_MXFP8_TILE = "the swizzled 128x4 scale layout's tile"
-FP8_BLOCK = "the 1x128 scale block"
+# A family's shape rule, as lib/api/swiglu_mxfp8.cc and swiglu_fp8.cc state it: M a multiple
+# of the first number, K of the second, and why.
+MXFP8_SHAPE = (32, 32, "the 32-value MXFP8 scale block")
+FP8_SHAPE = (1, 128, "the 1x128 scale block")
 
 
-def swiglu(op, inp, grad=None, orient=None, why128=_MXFP8_TILE):
-    """The SwiGLU + MXFP8 rules; @p orient (the operators' int argument) is checked where the
-    operator checks it, between its own rules and the library's. Returns the Orientation (None
-    when @p orient is None)."""
+def _shape_error(m, k, rule):
+    """The library's message for a shape that breaks the family's rule, or None."""
+    mm, km, why = rule
+    if m % mm == 0 and k % km == 0:
+        return None
+    if mm == km:
+        return f"desc->m = {m}, desc->k = {k}: both must be multiples of {km} ({why})"
+    if mm == 1:
+        return f"desc->k = {k}: must be a multiple of {km} ({why}); desc->m = {m} may be any"
+    return (f"desc->m = {m}, desc->k = {k}: m must be a multiple of {mm} and k of {km} "
+            f"({why})")
+
+
+def swiglu(op, inp, grad=None, orient=None, shape=MXFP8_SHAPE):
+    """The SwiGLU rules (@p shape: the family's, MXFP8_SHAPE or FP8_SHAPE); @p orient (the
+    operators' int argument) is checked where the operator checks it, between its own rules and
+    the library's. Returns the Orientation (None when @p orient is None)."""
     if inp.dim() != 2 or inp.shape[1] % 2:
         raise ValueError(f"cake {op}: in {tuple(inp.shape)} must be [m, 2k]")
     if inp.dtype != torch.bfloat16:
@@ -139,9 +154,9 @@ def swiglu(op, inp, grad=None, orient=None, why128=_MXFP8_TILE):
     if _known(m) and _known(k):
         if m <= 0 or k <= 0:
             raise _invalid(f"desc->m = {m}, desc->k = {k}: both must be > 0")
-        if m % 128 or k % 128:
-            raise _unsupported(f"desc->m = {m}, desc->k = {k}: both must be multiples of 128 "
-                               f"({why128})")
+        err = _shape_error(m, k, shape)
+        if err is not None:
+            raise _unsupported(err)
     return parsed
 
 
@@ -172,7 +187,7 @@ def swiglu_outputs(inp, orientation, backward, sizes):
 
 def swiglu_fp8_outputs(inp, orientation, backward):
     """The four output tensors of one SwiGLU + FP8 blockwise form in storage order (row_s
-    [O/128, M], col_s [M/128, O], FP32; empty where not asked for)."""
+    [O/128, M], col_s [ceil(M/128), O], FP32; empty where not asked for)."""
     m, k2 = inp.shape
     o = k2 if backward else k2 // 2
     row = orientation & _cake.Orientation.ROWWISE
@@ -181,7 +196,7 @@ def swiglu_fp8_outputs(inp, orientation, backward):
     return (inp.new_empty((m, o) if row else (0,), dtype=e4m3),
             inp.new_empty((o // 128, m) if row else (0,), dtype=torch.float32),
             inp.new_empty((o, m) if col else (0,), dtype=e4m3),
-            inp.new_empty((m // 128, o) if col else (0,), dtype=torch.float32))
+            inp.new_empty(((m + 127) // 128, o) if col else (0,), dtype=torch.float32))
 
 
 def scale_rule(op, rule):

@@ -71,7 +71,7 @@ def _swiglu_bwd(inp, grad, orientation, program=None):
 
 
 def _swiglu_fp8(op, inp, grad, orientation, scale_rule):
-    _checks.swiglu(op, inp, grad, why128=_checks.FP8_BLOCK)
+    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE)
     _checks.scale_rule(op, scale_rule)
     return _checks.swiglu_fp8_outputs(inp, _cake.Orientation.parse(orientation), grad is not None)
 

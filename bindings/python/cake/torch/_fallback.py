@@ -229,7 +229,7 @@ def _swiglu_bwd(inp, grad, orientation, program=None):
 
 
 def _swiglu_fp8(op, inp, grad, orientation, scale_rule, program):
-    _checks.swiglu(op, inp, grad, why128=_checks.FP8_BLOCK)
+    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE)
     _checks.scale_rule(op, scale_rule)
     if inp.device.type != "cuda":
         raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")

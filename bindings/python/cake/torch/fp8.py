@@ -7,7 +7,8 @@ ScalingType.BlockWise1x128 (docs/spec/fp8-blockwise.md, "Feeding F.scaled_mm"):
                     w_down_s.t(), ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)
 
 row_q [m, O] and col_q [O, m] are float8_e4m3fn; row_s [m, O/128] has strides (1, m) and col_s
-[O, m/128] strides (1, O) (FP32). Also here: quantize_fp8_blockwise(), the same format in plain
+[O, ceil(m/128)] strides (1, O) (FP32). Any m >= 1 (the last colwise block of a column may be
+partial); k a multiple of 128. Also here: quantize_fp8_blockwise(), the same format in plain
 PyTorch (the reference a Hopper user would write, and torch.compile's peer), and
 dequantize_fp8_blockwise().
 
@@ -33,15 +34,15 @@ class FP8Tensors(NamedTuple):
     row_q: Optional[torch.Tensor]  # float8_e4m3fn [m, O]
     row_s: Optional[torch.Tensor]  # float32 [m, O/128], strides (1, m)
     col_q: Optional[torch.Tensor]  # float8_e4m3fn [O, m]
-    col_s: Optional[torch.Tensor]  # float32 [O, m/128], strides (1, O)
+    col_s: Optional[torch.Tensor]  # float32 [O, ceil(m/128)], strides (1, O)
 
 
 def _wrap(out, orient) -> FP8Tensors:
     row_q, row_s, col_q, col_s = out
     row = bool(orient & _cake.Orientation.ROWWISE)
     col = bool(orient & _cake.Orientation.COLWISE)
-    # The kernels store the scales MN-major: [O/128, m] and [m/128, O]; their transposes are
-    # the [m, O/128] / [O, m/128] views with the strides scaled_mm checks.
+    # The kernels store the scales MN-major: [O/128, m] and [ceil(m/128), O]; their transposes
+    # are the [m, O/128] / [O, ceil(m/128)] views with the strides scaled_mm checks.
     return FP8Tensors(row_q if row else None, row_s.t() if row else None,
                       col_q if col else None, col_s.t() if col else None)
 
@@ -82,12 +83,17 @@ _FLOOR = 448.0 * 2.0 ** -126  # the spec's amax floor: s >= 2^-126
 
 def quantize_fp8_blockwise(y: torch.Tensor, pow2_scales: bool = False):
     """The spec's encoding of a BF16 [m, O] tensor in plain PyTorch, blocks of 128 along dim 1
-    (rowwise; pass y.t() for colwise): (q float8_e4m3fn [m, O], s float32 [m, O/128]).
+    (rowwise; pass y.t() for colwise): (q float8_e4m3fn [m, O], s float32 [m, ceil(O/128)]).
+    A partial last block (O not a multiple of 128: the colwise blocks of a call whose m is not)
+    takes the amax of its own values: zeros pad it, which change no amax.
 
     Eager mode gives the bytes of the spec (IEEE FP32 division, one rounded product); the
     torch.compile form may differ where a backend's division is not correctly rounded."""
     m, o = y.shape
-    yb = y.reshape(m, o // 128, 128)
+    pad = -o % 128
+    if pad:
+        y = torch.nn.functional.pad(y, (0, pad))
+    yb = y.reshape(m, (o + pad) // 128, 128)
     amax = yb.abs().amax(dim=-1).float()  # NaN-propagating, exact (BF16 values)
     bad = ~torch.isfinite(amax)
     a = amax.clamp(min=_FLOOR)
@@ -109,13 +115,15 @@ def quantize_fp8_blockwise(y: torch.Tensor, pow2_scales: bool = False):
     prod = yb.float() * r.unsqueeze(-1)
     q = prod.clamp(-448.0, 448.0).to(torch.float8_e4m3fn).view(torch.uint8)
     q = torch.where(bad.unsqueeze(-1), torch.full_like(q, 0x7F), q)
-    return q.view(torch.float8_e4m3fn).reshape(m, o), s
+    return q.view(torch.float8_e4m3fn).reshape(m, o + pad)[:, :o], s
 
 
 def dequantize_fp8_blockwise(q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    """FP32 values of q [R, C] (float8_e4m3fn) with scales s [R, C/128] (any strides)."""
+    """FP32 values of q [R, C] (float8_e4m3fn) with scales s [R, ceil(C/128)] (any strides)."""
     r, c = q.shape
-    return (q.float().reshape(r, c // 128, 128) * s.float().unsqueeze(-1)).reshape(r, c)
+    pad = -c % 128
+    qf = torch.nn.functional.pad(q.float(), (0, pad)) if pad else q.float()
+    return (qf.reshape(r, (c + pad) // 128, 128) * s.float().unsqueeze(-1)).reshape(r, c + pad)[:, :c]
 
 
 class NormgateFP8(NamedTuple):

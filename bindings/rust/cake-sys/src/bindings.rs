@@ -1297,10 +1297,10 @@ pub use self::cake_mxfp8_orientation as cake_mxfp8_orientation_t;
 pub struct cake_swiglu_mxfp8_desc {
     #[doc = "< sizeof(cake_swiglu_mxfp8_desc)."]
     pub struct_size: usize,
-    #[doc = "< Rows: a positive multiple of 128."]
+    #[doc = "< Rows: a positive multiple of 32."]
     pub m: i64,
     #[doc = "< Output columns of the forward (input is [m, 2k]): a positive"]
-    #[doc = "multiple of 128."]
+    #[doc = "multiple of 32."]
     pub k: i64,
     #[doc = "< Default CAKE_MXFP8_ROWWISE."]
     pub orientation: cake_mxfp8_orientation_t,
@@ -1620,7 +1620,7 @@ pub use self::cake_fp8_scale_rule as cake_fp8_scale_rule_t;
 pub struct cake_swiglu_fp8_desc {
     #[doc = "< sizeof(cake_swiglu_fp8_desc)."]
     pub struct_size: usize,
-    #[doc = "< Rows: a positive multiple of 128."]
+    #[doc = "< Rows: any positive count."]
     pub m: i64,
     #[doc = "< Output columns of the forward (input is [m, 2k]): a positive"]
     #[doc = "multiple of 128."]
@@ -1749,7 +1749,7 @@ fn bindgen_test_layout_cake_swiglu_fp8_desc() {
     test_field_program();
 }
 #[doc = " Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of"]
-#[doc = " [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, m/128] at"]
+#[doc = " [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, ceil(m/128)] at"]
 #[doc = " i * col_s_stride + o."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1762,7 +1762,7 @@ pub struct cake_swiglu_fp8_sizes {
     pub q_bytes: usize,
     #[doc = "< Rowwise scales: 4 * m * (O / 128) bytes."]
     pub row_s_bytes: usize,
-    #[doc = "< Colwise scales: 4 * O * (m / 128) bytes."]
+    #[doc = "< Colwise scales: 4 * O * ceil(m / 128) bytes."]
     pub col_s_bytes: usize,
     #[doc = "< Elements between rowwise scale columns: m."]
     pub row_s_stride: i64,
@@ -1935,7 +1935,7 @@ extern "C" {
     #[doc = " @param[out] row_q  E4M3 [m, k] (rowwise, else ignored), 16-byte aligned."]
     #[doc = " @param[out] row_s  FP32 scales [m, k/128], MN-major (rowwise), 16-byte aligned."]
     #[doc = " @param[out] col_q  E4M3 [k, m] (colwise), 16-byte aligned."]
-    #[doc = " @param[out] col_s  FP32 scales [k, m/128], MN-major (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s  FP32 scales [k, ceil(m/128)], MN-major (colwise), 16-byte aligned."]
     #[doc = " @param[in]  stream The stream to launch on."]
     #[doc = " @return As cake_swiglu_mxfp8_forward(). Nothing is launched or written on error."]
     pub fn cake_swiglu_fp8_forward(
@@ -1959,7 +1959,7 @@ extern "C" {
     #[doc = " @param[out] row_q  E4M3 [m, 2k] (rowwise), 16-byte aligned."]
     #[doc = " @param[out] row_s  FP32 scales [m, 2k/128], MN-major (rowwise), 16-byte aligned."]
     #[doc = " @param[out] col_q  E4M3 [2k, m] (colwise), 16-byte aligned."]
-    #[doc = " @param[out] col_s  FP32 scales [2k, m/128], MN-major (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s  FP32 scales [2k, ceil(m/128)], MN-major (colwise), 16-byte aligned."]
     #[doc = " @param[in]  stream The stream to launch on."]
     #[doc = " @return As cake_swiglu_fp8_forward()."]
     pub fn cake_swiglu_fp8_backward(

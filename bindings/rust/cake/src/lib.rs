@@ -683,7 +683,7 @@ pub fn swiglu_fp8_expected_sizes(m: i64, k: i64, backward: bool) -> SwigluFp8Siz
         out_cols: o,
         q_bytes: (m * o) as usize,
         row_s_bytes: (4 * m * (o / 128)) as usize,
-        col_s_bytes: (4 * o * (m / 128)) as usize,
+        col_s_bytes: (4 * o * ((m + 127) / 128)) as usize,
         row_s_stride: m,
         col_s_stride: o,
     }

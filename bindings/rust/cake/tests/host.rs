@@ -210,7 +210,13 @@ fn swiglu_fp8_sizes() {
     match cake::swiglu_fp8_buffer_sizes(&desc, true) {
         Ok(got) => {
             assert_eq!(got, s);
-            let bad = cake::SwigluFp8Desc::new(200, 384, Orientation::ROWWISE);
+            // Any m (a partial last colwise block); k a multiple of 128.
+            for m in [1, 200, 129] {
+                let d = cake::SwigluFp8Desc::new(m, 384, Orientation::BOTH);
+                let got = cake::swiglu_fp8_buffer_sizes(&d, false).unwrap();
+                assert_eq!(got, cake::swiglu_fp8_expected_sizes(m, 384, false));
+            }
+            let bad = cake::SwigluFp8Desc::new(256, 320, Orientation::ROWWISE);
             let e = cake::swiglu_fp8_buffer_sizes(&bad, false).unwrap_err();
             assert_eq!(e.status(), Status::UNSUPPORTED_SHAPE, "{e}");
         }
@@ -235,7 +241,7 @@ fn swiglu_sizes_and_layout() {
     match cake::swiglu_mxfp8_buffer_sizes(&desc, false) {
         Ok(got) => {
             assert!(cake::library_has("cake_swiglu_mxfp8_buffer_sizes"));
-            for (m, k) in [(128, 128), (384, 640), (1024, 7168)] {
+            for (m, k) in [(128, 128), (384, 640), (1024, 7168), (32, 32), (96, 160)] {
                 for bwd in [false, true] {
                     let d = SwigluMxfp8Desc::new(m, k, Orientation::BOTH);
                     assert_eq!(
