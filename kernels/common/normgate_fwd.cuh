@@ -22,7 +22,7 @@
 namespace cake {
 
 template <int kOp_, int kD_, int kThreads_, int kRowsPerGroup_, int kPrefetch_, int kPersistent_,
-          int kTree_ = 0, int kVariant_ = 0, int kQuant_ = 0>
+          int kTree_ = 0, int kVariant_ = 0, int kQuant_ = 0, int kSlots_ = 0>
 struct NormgateCfg {
   static constexpr int kOp = kOp_;
   static constexpr int kD = kD_;  // 0: general
@@ -36,8 +36,13 @@ struct NormgateCfg {
   static_assert(kTree >= 0 && kTree <= 2, "dw trees");
   // 1: a variant program (normgate_variant.cuh): every gate, placement, group size and dtype,
   // read from the parameters; general widths only.
+  // 2: a variant tile program (normgate_variant_tile.cuh): the same calls with BF16 or F16 x and
+  // z, kSlots leaves a thread.
   static constexpr int kVariant = kVariant_;
-  static_assert(kVariant == 0 || (kVariant == 1 && kD == 0 && kTree == 0), "variant programs");
+  static_assert(kVariant == 0 || ((kVariant == 1 || kVariant == 2) && kD == 0 && kTree == 0),
+                "variant programs");
+  static constexpr int kSlots = kSlots_;
+  static_assert((kVariant == 2) == (kSlots >= 1) && kSlots <= 8, "tile programs' slots");
   // A quantizing forward (normgate_quant.cuh, ng::QuantFormat): 1 FP8 blockwise, 2 MXFP8; the
   // default form only, no L2 prefetch (its grid may walk padding rows past the tensors).
   static constexpr int kQuant = kQuant_;

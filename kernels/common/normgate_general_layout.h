@@ -55,4 +55,47 @@ static CAKE_HD inline int32_t cake_ng_general_bwd_smem(int32_t stages, int32_t t
   return cake_ng_general_part_offset(stages, threads) + (nondet ? 8 * threads * 8 : 0);
 }
 
+/* The tile layout of the variant tile programs (normgate_variant_tile.cuh): each thread holds
+ * `slots` 16-byte vectors (8 columns each) so that the per-row work of the reduction is spread
+ * over several leaves, and a CTA of a few hundred threads holds a row of up to 8 * threads *
+ * slots columns. A row of n = D/8 leaves is held by `lanes` lanes: rows of at most 32 leaves by
+ * the power of two >= n (one leaf a lane, several rows a warp); wider rows by a multiple of 32
+ * lanes, leaf c at lane c % lanes, slot c / lanes, so that each aligned run of 32 leaves sits in
+ * one warp at one slot (the variant order's pieces are warp scans). A thread's slots beyond a
+ * row's go to further rows (rows_per_thread). */
+typedef struct cake_ng_tile {
+  int32_t lanes;           /* lanes of one row */
+  int32_t row_slots;       /* slots of one row: ceil(n / lanes) */
+  int32_t rows_per_thread; /* slots / row_slots */
+  int32_t row_groups;      /* threads / lanes */
+} cake_ng_tile;
+
+/* The tile of width d for a program of `threads` threads and `slots` slots; 0 when no tile of
+ * that program holds a row of d columns. */
+static CAKE_HD inline int cake_ng_tile_of(int32_t d, int32_t threads, int32_t slots,
+                                          cake_ng_tile *t) {
+  const int32_t n = d / 8;
+  int32_t lanes = 1;
+  if (d < 8 || slots < 1) return 0;
+  if (n <= 32) {
+    while (lanes < n) lanes <<= 1;
+  } else {
+    lanes = 32;
+    while (lanes * slots < n && lanes < threads) lanes <<= 1;
+    if (lanes * slots < n || threads % lanes != 0) return 0;
+  }
+  if (lanes > threads) return 0;
+  t->lanes = lanes;
+  t->row_slots = (n + lanes - 1) / lanes;
+  t->rows_per_thread = slots / t->row_slots;
+  t->row_groups = threads / lanes;
+  return 1;
+}
+
+/* Dynamic shared memory of a tile program: its load ring of `depth` trips, x and z, each
+ * thread's slots (16 bytes each). */
+static CAKE_HD inline int32_t cake_ng_tile_smem(int32_t threads, int32_t slots, int32_t depth) {
+  return depth * 2 * slots * threads * 16;
+}
+
 #endif /* CAKE_KERNELS_COMMON_NORMGATE_GENERAL_LAYOUT_H_ */

@@ -54,6 +54,20 @@ __device__ __forceinline__ float variant_group_sum(float v, const Group &g, cons
     return __shfl_sync(0xffffffffu, v, g.lane + (vg.gend - 1 - g.li));
   }
   const int tid = static_cast<int>(threadIdx.x);
+  if ((vg.q & 31) == 0) {  // CTA-uniform: groups of whole runs, each run one warp of the row
+    // The pieces are the runs: each run's sum (its scan at lane 31) in one slot a warp, and a
+    // group's sum its runs' left to right (consecutive slots).
+    if (g.lane == 31) red[tid >> 5] = v;
+    __syncthreads();
+    float total = 0.0f;
+    if (vg.gend <= g.lanes) {
+      const float *runs = red + ((tid - g.li) >> 5) + (vg.gstart >> 5);
+      total = runs[0];
+      for (int i = 1; i < (vg.q >> 5); ++i) total = __fadd_rn(total, runs[i]);
+    }
+    __syncthreads();  // red is reused by the next call
+    return total;
+  }
   red[tid] = v;
   __syncthreads();
   const int base = tid - g.li;  // the row's first thread

@@ -108,7 +108,9 @@ cake_status_t choose_program(cake_handle_t h, uint16_t op, const cake_normgate_d
   const ArchTable &table = *h->table;
   call->metric = desc.rows / h->routing_sm_count;
   const bool variant = normgate_call_is_variant(desc, op != CAKE_NG_OP_FWD);
-  const int32_t form = normgate_form(variant, quant != nullptr ? quant->format : 0);
+  const bool f32_inputs = enum_bits(desc.x_dtype) == CAKE_DTYPE_F32 ||
+                          enum_bits(desc.z_dtype) == CAKE_DTYPE_F32;
+  const int32_t form = normgate_form(variant, quant != nullptr ? quant->format : 0, f32_inputs);
   const ProgramRequest req = {CAKE_FAMILY_NORMGATE, op,           desc.d,       call->metric,
                               desc.rows,            h->routing_sm_count, desc.program, form};
   CAKE_TRY(resolve_program(table, family_ops(CAKE_FAMILY_NORMGATE)->routing, req, &call->choice));

@@ -16,7 +16,12 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t f
   // every program serving a form gives the same bytes (the variant programs' order differs).
   if (((form & 1) != 0) != (prog.knobs[kNgVariant] != 0)) return false;
   // A quantized call needs a program writing its format, a plain call one writing none.
-  if ((form >> 1) != prog.knobs[kNgQuant]) return false;
+  if ((form >> 2) != prog.knobs[kNgQuant]) return false;
+  if (prog.knobs[kNgVariant] == 2) {  // a tile program: 16-bit x and z, a tile that holds d
+    cake_ng_tile t;
+    return (form & 2) == 0 &&
+           cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &t) != 0;
+  }
   if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
   return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
 }
@@ -42,7 +47,12 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog) {
 }
 
 uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
-  if (prog.family != CAKE_FAMILY_NORMGATE || prog.op == CAKE_NG_OP_FWD) return 0;
+  if (prog.family != CAKE_FAMILY_NORMGATE) return 0;
+  if (prog.knobs[kNgVariant] == 2) {
+    return static_cast<uint32_t>(cake_ng_tile_smem(static_cast<int32_t>(prog.threads),
+                                                   prog.knobs[kNgSlots], prog.knobs[kNgDepth]));
+  }
+  if (prog.op == CAKE_NG_OP_FWD) return 0;
   if (prog.knobs[kNgD] == 0) {
     return static_cast<uint32_t>(
         cake_ng_general_bwd_smem(prog.knobs[kNgDepth], static_cast<int32_t>(prog.threads),
@@ -69,9 +79,16 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int3
     return l;
   }
   const int64_t groups = normgate_groups_per_cta(prog, d);
-  // Forward: each group takes rows_per_group rows per trip. Backward: each group one dw chunk.
-  l.rows_per_block = prog.op == CAKE_NG_OP_FWD ? groups * prog.knobs[kNgRowsPerGroup]
-                                                : groups * CAKE_NG_DW_CHUNK_ROWS;
+  // Forward: each group takes rows_per_group rows per trip (a tile program: each row group its
+  // threads' rows). Backward: each group one dw chunk.
+  cake_ng_tile tile;
+  if (prog.knobs[kNgVariant] == 2 &&
+      cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &tile) != 0) {
+    l.rows_per_block = int64_t(tile.row_groups) * tile.rows_per_thread;
+  } else {
+    l.rows_per_block = prog.op == CAKE_NG_OP_FWD ? groups * prog.knobs[kNgRowsPerGroup]
+                                                  : groups * CAKE_NG_DW_CHUNK_ROWS;
+  }
   l.num_blocks = (rows + l.rows_per_block - 1) / l.rows_per_block;
   int64_t grid = l.num_blocks;
   if (prog.knobs[kNgPersistent] != 0) grid = std::min(grid, std::max<int64_t>(resident_ctas, 1));

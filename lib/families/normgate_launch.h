@@ -12,7 +12,8 @@ namespace cake {
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
 // kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
-// kNgVariant: 1 for a variant program (every gate, placement, group size and dtype).
+// kNgVariant: 1 for a variant program (every gate, placement, group size and dtype), 2 for a
+// variant tile program (the same calls with 16-bit x and z, in the tile layout).
 enum NormgateKnob {
   kNgD = 0,
   kNgRowsPerGroup = 1,
@@ -20,13 +21,15 @@ enum NormgateKnob {
   kNgPersistent = 3,
   kNgTree = 4,
   kNgVariant = 5,
-  kNgQuant = 6  // the quantized y's format (cake_normgate_quant_format_t), 0 for none
+  kNgQuant = 6,  // the quantized y's format (cake_normgate_quant_format_t), 0 for none
+  kNgSlots = 7   // a variant tile program's leaves a thread (kNgVariant 2), else 0
 };
 
-// A call's form as the router's RouteServes sees it: bit 0 a variant call, the bits above the
-// quantized y's format (0: none). A program serves a form only when both match its knobs.
-inline int32_t normgate_form(bool variant, int32_t quant_format) {
-  return (variant ? 1 : 0) | (quant_format << 1);
+// A call's form as the router's RouteServes sees it: bit 0 a variant call, bit 1 FP32 x or z
+// (which the tile programs do not read), the bits above the quantized y's format (0: none). A
+// program serves a form only when they match its knobs.
+inline int32_t normgate_form(bool variant, int32_t quant_format, bool f32_inputs = false) {
+  return (variant ? 1 : 0) | (f32_inputs ? 2 : 0) | (quant_format << 2);
 }
 
 // The quantized y of a call, derived from its checked rows, d and cake_normgate_quant_desc

@@ -3,7 +3,7 @@
 // by the host's, the F16 conversions by host code), in both programs' layouts (256 threads, two
 // rows a group; 1024 threads, two rows a group): every gate x placement, group sizes inside a
 // warp, across warps and crossing 32-leaf runs, BF16 / F16 / FP32 tensors that differ, strided
-// rows; y within the spec's contract against the float64 reference, rstd per group, and the
+// rows, and the tile programs (normgate_variant_tile.cuh) of 256 and 128 threads; y within the spec's contract against the float64 reference, rstd per group, and the
 // same bytes from both layouts. What the GPU test checks on the device, here on any machine.
 #include <cmath>
 #include <cstring>
@@ -19,6 +19,7 @@ inline int max(int a, int b) { return a > b ? a : b; }
 #include "cmocka_cxx.h"
 #include "normgate_variant_fwd.cuh"
 #include "normgate_variant_ref.h"
+#include "normgate_variant_tile.cuh"
 
 CAKE_EMULATION_GLOBALS
 
@@ -28,6 +29,13 @@ template <int kThreads_>
 struct Cfg {
   static constexpr int kThreads = kThreads_;
   static constexpr int kRowsPerGroup = 2;
+};
+
+template <int kThreads_, int kSlots_, int kPrefetch_>
+struct TileCfg {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kSlots = kSlots_;
+  static constexpr int kPrefetch = kPrefetch_;  // the load ring's trips (0: none)
 };
 
 struct Case {
@@ -58,7 +66,9 @@ std::vector<unsigned char> random_bytes(int dtype, int64_t rows, int64_t d, int6
   return b;
 }
 
-template <int kThreads>
+// kSlots 0: the one-leaf variant program of kThreads threads; else the tile program (with a
+// load ring of kDepth trips).
+template <int kThreads, int kSlots = 0, int kDepth = 0>
 Out run(const Case &c, const std::vector<unsigned char> &x, const std::vector<unsigned char> &z,
         const std::vector<unsigned char> &w) {
   const int64_t stride = c.d + c.pad;
@@ -82,11 +92,20 @@ Out run(const Case &c, const std::vector<unsigned char> &x, const std::vector<un
   p.x_dtype = c.xdt;
   p.z_dtype = c.zdt;
   p.w_dtype = c.wdt;
-  p.rows_per_block = int64_t(cake_ng_general_groups(c.d, kThreads)) * Cfg<kThreads>::kRowsPerGroup;
+  cake_ng_tile t = {0, 0, 0, 0};
+  if (kSlots != 0 && !cake_ng_tile_of(c.d, kThreads, kSlots, &t)) fail();
+  p.rows_per_block = kSlots != 0
+                         ? int64_t(t.row_groups) * t.rows_per_thread
+                         : int64_t(cake_ng_general_groups(c.d, kThreads)) * Cfg<kThreads>::kRowsPerGroup;
   p.num_blocks = (c.rows + p.rows_per_block - 1) / p.rows_per_block;
   // A grid of half the blocks (at least one): CTAs stride over blocks, as a persistent launch.
   const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, (p.num_blocks + 1) / 2));
-  cake_emu::launch([&] { cake::ng::fwd_variant<Cfg<kThreads>>(p); }, grid, kThreads);
+  if constexpr (kSlots != 0) {
+    cake_emu::launch([&] { cake::ng::fwd_variant_tile<TileCfg<kThreads, kSlots, kDepth>>(p); }, grid,
+                     kThreads);
+  } else {
+    cake_emu::launch([&] { cake::ng::fwd_variant<Cfg<kThreads>>(p); }, grid, kThreads);
+  }
   return o;
 }
 
@@ -135,7 +154,8 @@ static void test_forward_emulated(void **) {
     std::vector<int> groups;
   };
   const Shape shapes[] = {{37, 24, {8, 24}},        {40, 128, {8, 32, 128}},
-                          {9, 768, {96, 768}},      {6, 2048, {1024, 2048}},
+                          {33, 256, {64, 256}},     {9, 768, {96, 768}},
+                          {7, 1000, {40, 1000}},    {6, 2048, {1024, 2048}},
                           {5, 5120, {640, 1024}},   {3, 8192, {1024, 8192}}};
   int k = 0, runs = 0;
   for (const Shape &sh : shapes) {
@@ -159,6 +179,20 @@ static void test_forward_emulated(void **) {
             assert_true(narrow.y == wide.y);
             assert_memory_equal(narrow.rstd.data(), wide.rstd.data(), wide.rstd.size() * 4);
             ++runs;
+          }
+          // The tile programs (16-bit x and z): the same bytes as the one-leaf layout.
+          if (c.xdt != CAKE_DTYPE_F32 && c.zdt != CAKE_DTYPE_F32) {
+            const Out tile = run<512, 2, 3>(c, x, z, w);
+            assert_true(tile.y == wide.y);
+            assert_memory_equal(tile.rstd.data(), wide.rstd.data(), wide.rstd.size() * 4);
+            ++runs;
+            cake_ng_tile t;
+            if (cake_ng_tile_of(c.d, 128, 2, &t)) {  // 128 threads: rows up to 2048 columns
+              const Out tile128 = run<128, 2, 0>(c, x, z, w);
+              assert_true(tile128.y == wide.y);
+              assert_memory_equal(tile128.rstd.data(), wide.rstd.data(), wide.rstd.size() * 4);
+              ++runs;
+            }
           }
         }
       }

@@ -1,0 +1,336 @@
+// The normgate variant tile programs' forward: the variant programs' function and bits
+// (normgate_variant_fwd.cuh: every gate, placement, group size; the canonical group order of
+// docs/spec/normgate.md), in the tile layout of normgate_general_layout.h (cake_ng_tile_of):
+// each thread holds several 16-byte leaves, so that a row's reduction work (the piece scans, the
+// sums of pieces) is shared by more columns and a row of 8192 columns fits a CTA of 256 threads,
+// several CTAs an SM (the one-leaf layout needs 1024 threads a row and then runs one CTA an SM,
+// its loads idle while its barriers wait). The gate and placement are template arguments of the
+// body (one switch at entry), so the per-element arithmetic has no branches; x and z are 16-bit
+// (BF16 or F16: FP32 x or z take the one-leaf variant programs), w any dtype.
+//
+// Per slot the thread keeps x and z as loaded (gate after the norm: a(z) is computed again after
+// the reduction, the same bits) or u = x * a(z) in FP32 (gate before the norm), so the registers
+// stay within 64 with four slots.
+#pragma once
+#include <stdint.h>
+
+#include "cake.h"
+#include "normgate_general_layout.h"
+#include "normgate_math.cuh"
+#include "normgate_params.h"
+#include "normgate_variant_fwd.cuh"
+#include "vector_io.cuh"
+
+namespace cake {
+namespace ng {
+
+// 8 columns of a BF16 or F16 vector as FP32.
+__device__ __forceinline__ void unpack16_as_f32(uint4 v, int32_t dtype, float (&f)[8]) {
+  if (dtype == CAKE_DTYPE_F16) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = f16_to_f32(w[i] & 0xffffu);
+      f[2 * i + 1] = f16_to_f32(w[i] >> 16);
+    }
+  } else {
+    unpack8(v, f);
+  }
+}
+
+// v, through a volatile move: the compiler can neither see its value nor move it out of a loop.
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
+#if defined(CAKE_HOST_EMULATION)
+  return v;
+#else
+  uint32_t r;
+  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+#endif
+}
+
+__device__ __forceinline__ uint4 opaque_u4(uint4 v) {
+  return make_uint4(opaque_u32(v.x), opaque_u32(v.y), opaque_u32(v.z), opaque_u32(v.w));
+}
+
+template <int kGate>
+__device__ __forceinline__ float tile_gate(float z) {
+  if constexpr (kGate == CAKE_NORMGATE_GATE_SILU) return __fmul_rn(z, sigmoid(z));
+  if constexpr (kGate == CAKE_NORMGATE_GATE_SIGMOID) return sigmoid(z);
+  return 1.0f;
+}
+
+// One trip: the CTA's rows_per_thread * row_groups rows of block b. red: the CTA's shared
+// scans (2 x slots x threads floats, by trip parity), used only when a group spans 32-leaf runs.
+template <int kThreads, int kSlots, int kDepth, int kGate, bool kBefore>
+__device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, float *red,
+                                              uint4 *ring) {
+  cake_ng_tile t;
+  if (!cake_ng_tile_of(p.d, kThreads, kSlots, &t)) return;  // the router serves no such width
+  constexpr bool kGated = kGate != CAKE_NORMGATE_GATE_NONE;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lanes = t.lanes, rs = t.row_slots;
+  const int rg = tid / lanes, j = tid % lanes;
+  const int n = p.d / 8;
+  const int q = p.group / 8;
+  const bool cross = n > 32 && (32 % q) != 0;  // CTA-uniform: some group spans 32-leaf runs
+  const bool whole_runs = (q & 31) == 0;        // ... and every group is whole runs
+  const float inv_g = inverse_width(p.group);
+  const int64_t ngroups = p.d / p.group;
+
+  int lshift = 0;
+  while ((1 << lshift) < lanes) ++lshift;
+  // Each slot's place, fixed for the walk, packed in one register: leaf (bits 0-10), group
+  // (11-21), its row's index among the thread's rows (22-25), used (26), and same (27): the
+  // slot's group is the previous slot's, in one row.
+  uint32_t place0[kSlots];
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const int sub = m / rs, ms = m % rs;
+    const int c = j + ms * lanes;
+    const bool used = sub < t.rows_per_thread && c < n;
+    const int gi = used ? c / q : 0;
+    const bool same = m > 0 && ms != 0 && used && gi == (c - lanes) / q;
+    place0[m] = uint32_t(used ? c : 0) | (uint32_t(gi) << 11) | (uint32_t(sub) << 22) |
+               (used ? 1u << 26 : 0u) | (same ? 1u << 27 : 0u);
+  }
+  auto leaf_of = [](uint32_t pl) { return static_cast<int>(pl & 0x7ffu); };
+  auto group_of = [](uint32_t pl) { return static_cast<int>((pl >> 11) & 0x7ffu); };
+  auto sub_of = [](uint32_t pl) { return static_cast<int>((pl >> 22) & 0xfu); };
+  auto used_of = [](uint32_t pl) { return (pl >> 26 & 1u) != 0; };
+  auto same_of = [](uint32_t pl) { return (pl >> 27 & 1u) != 0; };
+  auto row_of_slot = [&](uint32_t pl) { return rg + sub_of(pl) * t.row_groups; };
+  const int64_t rows_per_block = int64_t(t.rows_per_thread) * t.row_groups;
+
+  // kDepth > 0: a ring of kDepth trips of x and z in shared memory (ring: [kDepth][x, z][slot]
+  // [thread] 16-byte vectors, each thread its own), filled by cp.async kDepth trips ahead, so
+  // that the loads of the next trips are in flight while this one reduces and stores.
+  auto issue = [&](int64_t bb, int stage) {
+    if constexpr (kDepth > 0) {
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        const uint32_t pl = opaque_u32(place0[m]);
+        const int64_t row = bb * rows_per_block + row_of_slot(pl);
+        const bool ok = bb < p.num_blocks && used_of(pl) && row < p.rows;
+        const int64_t at = ok ? row : 0;
+        const int64_t c8 = int64_t(leaf_of(pl)) * 8;
+        uint4 *v = ring + (stage * 2 * kSlots + m) * kThreads + tid;
+        cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
+        if constexpr (kGated) {
+          cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
+        }
+      }
+      cp_async_commit();
+    }
+  };
+#pragma unroll
+  for (int st = 0; st < kDepth; ++st) issue(blockIdx.x + int64_t(st) * gridDim.x, st);
+
+  int parity = 0, stage = 0;
+  for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x, parity ^= 1) {
+    const int64_t row0 = b * rows_per_block;
+    // The slots' places pass through an opaque copy each trip, so that what derives from them
+    // (a few integer operations) is recomputed in the trip instead of being hoisted out of the
+    // walk, where it would not fit the registers beside the trip's data.
+    uint32_t place[kSlots];
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m) place[m] = opaque_u32(place0[m]);
+    uint4 xr[kSlots], zr[kSlots];
+    if constexpr (kDepth > 0) {
+      cp_async_wait<kDepth - 1>();
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        const uint4 *v = ring + (stage * 2 * kSlots + m) * kThreads + tid;
+        xr[m] = v[0];
+        zr[m] = kGated ? v[kSlots * kThreads] : make_uint4(0, 0, 0, 0);
+      }
+    } else {
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {  // every load of the trip in flight before the first use
+        const int64_t row = row0 + row_of_slot(place[m]);
+        const bool ok = used_of(place[m]) && row < p.rows;
+        const int64_t c8 = int64_t(leaf_of(place[m])) * 8;
+        xr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.x) + row * p.x_stride + c8)
+                   : make_uint4(0, 0, 0, 0);
+        zr[m] = (ok && kGated)
+                    ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.z) + row * p.z_stride + c8)
+                    : make_uint4(0, 0, 0, 0);
+      }
+    }
+    float uf[kBefore ? kSlots : 1][8];  // gate before the norm: u = x * a(z), kept
+    float v[kSlots];                    // each leaf's sum of squares, then its piece scan
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m) {
+      float x[8];
+      unpack16_as_f32(xr[m], p.x_dtype, x);
+      if constexpr (kBefore) {
+        float z[8];
+        unpack16_as_f32(zr[m], p.z_dtype, z);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) uf[m][i] = __fmul_rn(x[i], tile_gate<kGate>(z[i]));
+        v[m] = chunk_sumsq<false>(uf[m], 1.0f);
+      } else {
+        v[m] = chunk_sumsq<false>(x, 1.0f);
+      }
+    }
+    // The piece scans (normgate_variant_group.cuh's order): the scan is relative to the piece's
+    // start, so unused slots (v = 0, dist 0) and neighbouring rows of a warp never mix in.
+    float total[kSlots];
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m) {
+      const bool used = used_of(place[m]);
+      const int c = leaf_of(place[m]);
+      const int gstart = group_of(place[m]) * q;
+      const int dist = used ? c - max(gstart, c & ~31) : 0;
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const float s = __shfl_up_sync(0xffffffffu, v[m], off);
+        if (dist >= off) v[m] = __fadd_rn(v[m], s);
+      }
+      if (!cross) {  // the group lies in this warp and slot: its sum is the scan at its last leaf
+        const int to_end = used ? gstart + q - 1 - c : 0;
+        total[m] = __shfl_sync(0xffffffffu, v[m], (tid & 31) + to_end);
+      }
+    }
+    if (cross && whole_runs && lanes == 32) {
+      // Groups of whole runs, a row in one warp: the row's runs are this warp's slots in order,
+      // their sums the scans at lane 31; a group's sum adds its runs left to right.
+      float run[kSlots];
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) run[m] = __shfl_sync(0xffffffffu, v[m], 31);
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        float sum = 0.0f;
+        bool first = true;
+#pragma unroll
+        for (int m2 = 0; m2 < kSlots; ++m2) {  // warp-uniform: slot m2's run is in m's group
+          if (used_of(place[m2]) && sub_of(place[m2]) == sub_of(place[m]) &&
+              group_of(place[m2]) == group_of(place[m])) {
+            sum = first ? run[m2] : __fadd_rn(sum, run[m2]);
+            first = false;
+          }
+        }
+        total[m] = sum;
+      }
+    } else if (cross && whole_runs) {
+      // Groups of whole runs: each run's sum (the scan at its last leaf) into shared memory, a
+      // group's sum its runs' left to right.
+      float *runs = red + parity * kSlots * kThreads;
+      const int nruns = n >> 5, qr = q >> 5;
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        const int c = leaf_of(place[m]);
+        if (used_of(place[m]) && (c & 31) == 31) {
+          runs[(sub_of(place[m]) * t.row_groups + rg) * nruns + (c >> 5)] = v[m];
+        }
+      }
+      __syncthreads();
+      float last = 0.0f;
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        if (same_of(place[m])) {
+          total[m] = last;
+        } else {
+          float sum = 0.0f;
+          if (used_of(place[m])) {
+            const float *r = runs + (sub_of(place[m]) * t.row_groups + rg) * nruns +
+                             group_of(place[m]) * qr;
+            sum = r[0];
+            for (int i = 1; i < qr; ++i) sum = __fadd_rn(sum, r[i]);
+          }
+          total[m] = sum;
+        }
+        last = total[m];
+      }
+    } else if (cross) {
+      float *scan = red + parity * kSlots * kThreads;
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) scan[m * kThreads + tid] = v[m];
+      __syncthreads();
+      // A group's sum: its pieces' sums (the scans at each piece's last leaf) left to right.
+      // Slots of one row in one group (a group wider than the row's lanes) share it.
+      float last = 0.0f;
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        if (same_of(place[m])) {
+          total[m] = last;
+        } else {
+          float sum = 0.0f;
+          if (used_of(place[m])) {
+            const int gstart = group_of(place[m]) * q, gend = gstart + q;
+            const float *row_scan = scan + sub_of(place[m]) * rs * kThreads + rg * lanes;
+            auto at = [&](int e) { return row_scan[(e >> lshift) * kThreads + (e & (lanes - 1))]; };
+            int e = min(gend, ((gstart >> 5) + 1) << 5) - 1;  // the first piece's last leaf
+            sum = at(e);
+            while (e < gend - 1) {
+              e = min(e + 32, gend - 1);
+              sum = __fadd_rn(sum, at(e));
+            }
+          }
+          total[m] = sum;
+        }
+        last = total[m];
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m) {
+      const int64_t row = row0 + row_of_slot(place[m]);
+      const bool used = used_of(place[m]);
+      const bool ok = used && row < p.rows;
+      const float rstd = rstd_from_sumsq(total[m], inv_g, p.eps);
+      const int64_t c8 = int64_t(leaf_of(place[m])) * 8;
+      float wf[8], yf[8];
+      // w's column through an opaque copy: its load stays here, after the reduction, instead of
+      // being hoisted above it beside the trip's data (an FP32 w is 8 registers a slot).
+      load8_as_f32(p.w, int64_t(opaque_u32(uint32_t(c8))), p.w_dtype, used, wf);
+      if constexpr (kBefore) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) yf[i] = __fmul_rn(__fmul_rn(uf[m][i], rstd), wf[i]);
+      } else {
+        // x and z unpacked again from their 16-bit copies (opaque, so the compiler does not keep
+        // the first unpacking's FP32 values, twice the registers, across the reduction).
+        float x[8];
+        unpack16_as_f32(opaque_u4(xr[m]), p.x_dtype, x);
+        float z[8];
+        if constexpr (kGated) unpack16_as_f32(opaque_u4(zr[m]), p.z_dtype, z);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const float nw = __fmul_rn(__fmul_rn(x[i], rstd), wf[i]);
+          yf[i] = kGated ? __fmul_rn(nw, tile_gate<kGate>(z[i])) : nw;
+        }
+      }
+      if (ok) {
+        store8_from_f32(p.y, row * p.y_stride + c8, p.x_dtype, yf);
+        const int gi = group_of(place[m]);
+        if (p.rstd != nullptr && leaf_of(place[m]) == gi * q) p.rstd[row * ngroups + gi] = rstd;
+      }
+    }
+    // The stage read at the top of this trip (its values long in registers) takes the trip
+    // kDepth ahead.
+    issue(b + int64_t(kDepth) * gridDim.x, stage);
+    stage = stage + 1 == kDepth ? 0 : stage + 1;
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void fwd_variant_tile(const cake_normgate_params &p) {
+  constexpr int kT = Cfg::kThreads, kS = Cfg::kSlots, kD = Cfg::kPrefetch;
+  __shared__ float red[2 * kS * kT];
+  uint4 *ring = dynamic_smem<uint4>();  // cake_ng_tile_smem bytes
+  if (p.gate == CAKE_NORMGATE_GATE_NONE) {
+    fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_NONE, false>(p, red, ring);
+  } else if (p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM) {
+    if (p.gate == CAKE_NORMGATE_GATE_SILU) {
+      fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SILU, true>(p, red, ring);
+    } else {
+      fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SIGMOID, true>(p, red, ring);
+    }
+  } else if (p.gate == CAKE_NORMGATE_GATE_SILU) {
+    fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SILU, false>(p, red, ring);
+  } else {
+    fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SIGMOID, false>(p, red, ring);
+  }
+}
+
+}  // namespace ng
+}  // namespace cake
