@@ -36,13 +36,8 @@ std::string NgQuantWorkload::alloc() {
 }
 
 std::string NgQuantWorkload::fresh_inputs(uint64_t seed, cudaStream_t stream) {
-  // The norm-gate suite's inputs (workloads.cc): never zeros.
-  const size_t n = size_t(rows_) * size_t(d_);
-  cudaError_t e = launch_fill_bf16(x_.ptr, n, seed * 4 + 0, 1.0f, 0.0f, 0, stream);
-  if (e == cudaSuccess) e = launch_fill_bf16(z_.ptr, n, seed * 4 + 1, 2.0f, 0.0f, 0, stream);
-  if (e == cudaSuccess) e = launch_fill_bf16(w_.ptr, size_t(d_), seed * 4 + 2, 0.5f, 1.0f, 0, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  return e == cudaSuccess ? "" : std::string("random inputs: ") + cudaGetErrorString(e);
+  return fill_normgate_inputs(x_.ptr, z_.ptr, w_.ptr, nullptr, size_t(rows_) * size_t(d_), d_,
+                              seed, stream);
 }
 
 cake_normgate_desc NgQuantWorkload::desc(CakeLib &lib, const char *program) const {
