@@ -5,6 +5,7 @@
 //   references.cc       the copy reference, the launch floor, the streaming limit line
 //   normgate_suite.cc   the norm-gate ops and their routing check
 //   swiglu_suite.cc     the SwiGLU + MXFP8 forms and their routing check
+//   ngquant_suite.cc    the quantized norm-gate forward beside the plain one
 //   report.cc           the plan, the header, the tables and the JSON file
 #pragma once
 #include <cuda_runtime.h>
@@ -86,6 +87,9 @@ class Bench {
                       const StreamPlan &pl, Launchable la, Launchable lb,
                       const std::string &label_a, const std::string &label_b, Row *r);
   void routing_swiglu(const SwShape &s);
+
+  // ngquant_suite.cc
+  void ngquant_shape(const NgShape &s);
 
   // report.cc
   void print_header();

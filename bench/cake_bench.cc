@@ -204,6 +204,17 @@ int Bench::run() {
     }
     sw_fp8_ = false;
   }
+  if (o_.run_ng_quant) {
+    std::printf("\nnormgate-quant (quantized y beside the plain forward, graph replays)\n");
+    if (o_.ab_mode()) {
+      std::printf("  not timed in A/B mode\n");
+    } else {
+      for (const NgShape &s : o_.ngq_shapes) {
+        ngquant_shape(s);
+        write_json(false);
+      }
+    }
+  }
   if (o_.routing) {
     std::printf("\nrouting check\n");
     if (o_.run_normgate) {

@@ -55,6 +55,11 @@ bool CakeLib::open(const std::string &p, int device, std::string *why) {
   resolve(so_, "cake_swiglu_fp8_forward", &fp8_forward, nullptr);
   resolve(so_, "cake_swiglu_fp8_backward", &fp8_backward, nullptr);
   resolve(so_, "cake_swiglu_fp8_query", &fp8_query, nullptr);
+  resolve(so_, "cake_normgate_quant_desc_init", &ng_quant_desc_init, nullptr);
+  resolve(so_, "cake_normgate_quant_sizes_init", &ng_quant_sizes_init, nullptr);
+  resolve(so_, "cake_normgate_quant_buffer_sizes", &ng_quant_buffer_sizes, nullptr);
+  resolve(so_, "cake_normgate_forward_quantized", &ng_forward_quantized, nullptr);
+  resolve(so_, "cake_normgate_forward_quantized_query", &ng_forward_quantized_query, nullptr);
   const cake_status_t s = create(&handle, device);
   if (s != CAKE_STATUS_SUCCESS) {
     *why = p + ": cake_create: " + error(s);
@@ -94,6 +99,7 @@ std::string CakeLib::missing() const {
   add(reinterpret_cast<const void *>(swiglu_forward), "cake_swiglu_mxfp8_forward");
   add(reinterpret_cast<const void *>(swiglu_backward), "cake_swiglu_mxfp8_backward");
   add(reinterpret_cast<const void *>(swiglu_query), "cake_swiglu_mxfp8_query");
+  add(reinterpret_cast<const void *>(ng_forward_quantized), "cake_normgate_forward_quantized");
   return out;
 }
 

@@ -37,6 +37,11 @@ struct CakeLib {
   decltype(&cake_swiglu_fp8_forward) fp8_forward = nullptr;
   decltype(&cake_swiglu_fp8_backward) fp8_backward = nullptr;
   decltype(&cake_swiglu_fp8_query) fp8_query = nullptr;
+  decltype(&cake_normgate_quant_desc_init) ng_quant_desc_init = nullptr;
+  decltype(&cake_normgate_quant_sizes_init) ng_quant_sizes_init = nullptr;
+  decltype(&cake_normgate_quant_buffer_sizes) ng_quant_buffer_sizes = nullptr;
+  decltype(&cake_normgate_forward_quantized) ng_forward_quantized = nullptr;
+  decltype(&cake_normgate_forward_quantized_query) ng_forward_quantized_query = nullptr;
 
   std::string path;       // as opened
   std::string label;      // "A", "B" or "" (for reports)
@@ -57,6 +62,10 @@ struct CakeLib {
     return normgate_desc_init && normgate_backward && normgate_workspace_size;
   }
   bool has_swiglu_fp8() const { return fp8_desc_init && fp8_forward && fp8_backward; }
+  bool has_normgate_quant() const {
+    return has_normgate_forward() && ng_quant_desc_init && ng_quant_sizes_init &&
+           ng_quant_buffer_sizes && ng_forward_quantized && ng_forward_quantized_query;
+  }
   bool has_swiglu() const {
     return swiglu_desc_init && swiglu_forward && swiglu_backward;
   }

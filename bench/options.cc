@@ -16,8 +16,8 @@ namespace {
 
 // The flags kept as text until every flag is read: what they mean depends on --quick.
 struct RawFlags {
-  std::string family = "all", ng_shapes, sw_shapes, ops, forms, package = "both";
-  bool rounds_set = false, iters_set = false;
+  std::string family = "all", ng_shapes, sw_shapes, ops, forms, package = "both", ng_quant;
+  bool rounds_set = false, iters_set = false, family_set = false;
 };
 
 std::vector<std::string> split(const std::string &s, char sep) {
@@ -54,6 +54,23 @@ bool parse_ng_shape(const std::string &s, NgShape *out) {
     } else {
       return false;
     }
+  }
+  return true;
+}
+
+bool parse_ng_quant_form(const std::string &s, NgQuantForm *out) {
+  const size_t plus = s.find('+');
+  const std::string base = s.substr(0, plus);
+  if (plus != std::string::npos && s.substr(plus) != "+y") return false;
+  out->with_y = plus != std::string::npos;
+  if (base == "fp8b" || base == "fp8b_pow2") {
+    out->format = CAKE_NORMGATE_QUANT_FP8_BLOCKWISE;
+    out->rule = base == "fp8b" ? CAKE_FP8_SCALE_EXACT : CAKE_FP8_SCALE_POW2;
+  } else if (base == "mxfp8") {
+    out->format = CAKE_NORMGATE_QUANT_MXFP8;
+    out->rule = 0;
+  } else {
+    return false;
   }
   return true;
 }
@@ -98,6 +115,9 @@ bool parse_flags(int argc, char **argv, Options *o, RawFlags *raw) {
       o->dw_skip = true;
     } else if (a == "--family") {
       if (!next(&raw->family)) return false;
+      raw->family_set = true;
+    } else if (a == "--ng-quant") {
+      if (!next(&raw->ng_quant)) return false;
     } else if (a == "--ops") {
       if (!next(&raw->ops)) return false;
     } else if (a == "--forms") {
@@ -178,10 +198,16 @@ bool resolve_scope(const RawFlags &raw, Options *o) {
     o->run_normgate = false;
     o->run_swiglu = false;
     o->run_swiglu_fp8 = true;
+  } else if (raw.family == "normgate_quant" || (!raw.family_set && !raw.ng_quant.empty())) {
+    o->run_normgate = false;
+    o->run_swiglu = false;
+    o->run_ng_quant = true;
   } else if (raw.family != "all") {
-    std::fprintf(stderr, "cake-bench: --family normgate|swiglu|swiglu_fp8|all\n");
+    std::fprintf(stderr, "cake-bench: --family normgate|swiglu|swiglu_fp8|normgate_quant|all\n");
     return false;
   }
+  // --ng-quant with another --family: that family's runs, then the quantized forward's.
+  if (!raw.ng_quant.empty()) o->run_ng_quant = true;
   if (raw.package == "det") {
     o->packages = {0};
   } else if (raw.package == "nondet") {
@@ -229,6 +255,44 @@ bool resolve_lists(const RawFlags &raw, Options *o) {
     }
     o->ng_shapes.push_back(sh);
   }
+  // The quantized forward: the norm-gate shapes (the D = 128 set by default: heads H, the
+  // [T, H * 128] matrix o_proj reads), default form only, then, unless shapes were given, wide
+  // rows of one head.
+  for (const NgShape &sh : o->ng_shapes) {
+    if (sh.group == 0 && sh.placement == 0 && sh.gate == 0) {
+      o->ngq_shapes.push_back(sh);
+    } else if (o->run_ng_quant) {
+      std::fprintf(stderr,
+                   "cake-bench: the quantized norm-gate forward serves the default form only; "
+                   "shape '%s' is a variant\n",
+                   sh.name().c_str());
+      return false;
+    }
+  }
+  if (raw.ng_shapes.empty()) {
+    const char *wide =
+        o->quick ? "16384x1:2048" : "65536x1:1024,16384x1:2048,8192x1:5120,16384x1:8192";
+    for (const std::string &s : split(wide, ',')) {
+      NgShape sh;
+      parse_ng_shape(s, &sh);
+      o->ngq_shapes.push_back(sh);
+    }
+  }
+  std::string forms;  // "all" (also the default): the three outputs without y
+  for (const std::string &f : split(raw.ng_quant.empty() ? "all" : raw.ng_quant, ',')) {
+    forms += (forms.empty() ? "" : ",") + (f == "all" ? std::string("fp8b,fp8b_pow2,mxfp8") : f);
+  }
+  for (const std::string &f : split(forms, ',')) {
+    NgQuantForm qf;
+    if (!parse_ng_quant_form(f, &qf)) {
+      std::fprintf(stderr,
+                   "cake-bench: unknown quantized normgate output '%s' (fp8b, fp8b_pow2 or mxfp8, "
+                   "then +y for the BF16 y too; or all)\n",
+                   f.c_str());
+      return false;
+    }
+    o->ng_quant.push_back(qf);
+  }
   for (const std::string &s : split(raw.sw_shapes.empty() ? sw_default : raw.sw_shapes, ',')) {
     SwShape sh;
     if (!parse_sw_shape(s, &sh)) {
@@ -271,8 +335,13 @@ void print_usage() {
       "cake-bench: Cake's ops through the C ABI, cold L2, against the limit line.\n"
       "\n"
       "  --quick                 smoke test: 2 shapes per family, 3 rounds x 10 launches\n"
-      "  --family F              normgate | swiglu | swiglu_fp8 | all (default all: normgate\n"
-      "                          and swiglu; swiglu_fp8 runs only when named)\n"
+      "  --family F              normgate | swiglu | swiglu_fp8 | normgate_quant | all (default\n"
+      "                          all: normgate and swiglu; the others run only when named)\n"
+      "  --ng-quant LIST         the quantized norm-gate forward beside the plain one, graph\n"
+      "                          replays interleaved: fp8b, fp8b_pow2, mxfp8, each +y for the\n"
+      "                          BF16 y too, or all (fp8b,fp8b_pow2,mxfp8); alone it runs only\n"
+      "                          this (= --family normgate_quant), on the D = 128 shapes and\n"
+      "                          65536x1:1024,16384x1:2048,8192x1:5120,16384x1:8192\n"
       "  --ops LIST              normgate ops: fwd,fwdg,bwdg,ckptg,stepg_f32,fwd+bwd (default all)\n"
       "  --forms LIST            swiglu forms: fwd_row,fwd_col,fwd_both,bwd_row,bwd_col,bwd_both\n"
       "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256; a variant\n"

@@ -37,6 +37,19 @@ struct SwShape {
   std::string name() const { return std::to_string(m) + "x" + std::to_string(k); }
 };
 
+// A quantized output of the norm-gate forward (cake_normgate_forward_quantized): the format
+// (cake_normgate_quant_format_t), the FP8 blockwise scale rule, and whether the BF16 y is
+// written too. Written fp8b, fp8b_pow2 or mxfp8, then +y for the BF16 y.
+struct NgQuantForm {
+  int format = 1;  // CAKE_NORMGATE_QUANT_FP8_BLOCKWISE (1) or CAKE_NORMGATE_QUANT_MXFP8 (2)
+  int rule = 0;    // CAKE_FP8_SCALE_EXACT (0) or CAKE_FP8_SCALE_POW2 (1); 0 for MXFP8
+  bool with_y = false;
+  std::string name() const {
+    std::string s = format == 2 ? "mxfp8" : rule == 1 ? "fp8b_pow2" : "fp8b";
+    return with_y ? s + "+y" : s;
+  }
+};
+
 // The norm-gate ops, in the order they are timed and reported ("fwd+bwd" is derived from
 // fwdg and bwdg, not launched).
 extern const char *const kNgOps[6];
@@ -47,6 +60,11 @@ struct Options {
   // The SwiGLU + FP8 blockwise forms: only with --family swiglu_fp8 (the default "all" keeps
   // the runs it had).
   bool run_swiglu_fp8 = false;
+  // The quantized norm-gate forward beside the plain one: with --family normgate_quant, or
+  // --ng-quant (which alone, without --family, runs only it).
+  bool run_ng_quant = false;
+  std::vector<NgQuantForm> ng_quant;
+  std::vector<NgShape> ngq_shapes;  // its shapes: --ng-shapes, else the D = 128 set and wide rows
   bool dw_skip = false;   // normgate backward: CAKE_NORMGATE_DW_SKIP (dx, dz only)
   bool sw_eager = false;  // swiglu: eager launches with kernel time instead of graph replays
   std::vector<std::string> ng_ops;

@@ -63,6 +63,23 @@ void print_plan(const Options &opts) {
       }
     }
   }
+  if (opts.run_ng_quant) {
+    for (const NgShape &s : opts.ngq_shapes) {
+      const uint64_t t = uint64_t(s.rows()) * s.d, k = uint64_t(s.h) * s.d;
+      std::printf("  normgate_quant %-12s heads %-4lld [%lld, %llu] fwdg: read %llu, write %llu\n",
+                  s.name().c_str(), (long long)s.h, (long long)s.t, (unsigned long long)k,
+                  (unsigned long long)(4 * t + s.d * 2), (unsigned long long)(2 * t));
+      for (const NgQuantForm &f : opts.ng_quant) {
+        const uint64_t sb = f.format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE
+                                ? 4 * uint64_t(s.t) * (k / 128)
+                                : uint64_t(s.t + 127) / 128 * 128 * ((k / 32 + 3) / 4 * 4);
+        std::printf("  normgate_quant %-12s %-10s read %llu, write %llu (q %llu, scales %llu%s)\n",
+                    s.name().c_str(), f.name().c_str(), (unsigned long long)(4 * t + s.d * 2),
+                    (unsigned long long)(t + sb + (f.with_y ? 2 * t : 0)), (unsigned long long)t,
+                    (unsigned long long)sb, f.with_y ? ", y" : "");
+      }
+    }
+  }
   std::printf("  streaming variants: %zu\n", all_stream_variants().size());
 }
 
@@ -102,6 +119,7 @@ void Bench::print_tables() {
   for (const Row &r : rows_) {
     const double gbps = r.gbps();
     std::string tail = r.status == "ok" ? r.program : r.status + ": " + r.note;
+    if (r.ratio > 0) tail = fmt(r.ratio, "%.3fx") + " of plain; " + tail;
     std::printf("%-8s %-9s %-12s %-6s %10s %7s %10s %8s %8s %8s  %-6s %s\n", r.family.c_str(),
                 r.op.c_str(), r.shape.c_str(), r.package.c_str(),
                 fmt(r.time.median_us, "%.3f").c_str(),
@@ -208,7 +226,7 @@ void Bench::write_json(bool final) {
   for (const Row &r : rows_) {
     j.obj();
     j.kv("family", r.family).kv("op", r.op).kv("shape", r.shape).kv("package", r.package);
-    if (r.family == "normgate") {
+    if (r.family == "normgate" || r.family == "normgate_quant") {
       j.ki("rows", r.rows).ki("d", r.d);
     } else {
       j.ki("m", r.m).ki("k", r.k);
@@ -218,6 +236,10 @@ void Bench::write_json(bool final) {
     json_stat(j, "time", r.time);
     json_stat(j, "limit", r.limit);
     if (r.floor.ok()) json_stat(j, "floor", r.floor);
+    if (r.base.ok()) {
+      json_stat(j, "base", r.base);
+      j.kn("ratio_to_base", r.ratio).kn("ratio_lo", r.ratio_lo).kn("ratio_hi", r.ratio_hi);
+    }
     j.kv("limit_variant", r.limit_variant);
     j.kn("frac_limit", r.frac_limit()).kn("gbps", r.gbps());
     j.kn("frac_copy", r.gbps() > 0 && copy_gbps_ > 0 ? r.gbps() / copy_gbps_ : -1);

@@ -20,6 +20,10 @@ struct Row {
   // SwiGLU graph replays at small shapes: the empty-kernel graph timed in the same rounds,
   // launch by launch with the op (the 128x128 target is a ratio to it).
   Stat floor;
+  // The quantized norm-gate forward: the plain forward timed in the same rounds (base) and the
+  // median [min, max] over rounds of (this round median / base round median).
+  Stat base;
+  double ratio = -1, ratio_lo = -1, ratio_hi = -1;
   std::string limit_variant;
   uint64_t bytes() const { return read_bytes + write_bytes; }
   double frac_limit() const {

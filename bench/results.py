@@ -12,6 +12,10 @@ verdict) and the provenance (date, device, library commit, tool versions, method
 that reproduce it); per-round medians and per-program routing times stay in the raw JSONs.
 bench/tables.py and bench/plot.py read only this file.
 
+A cake-bench run with --ng-quant (the quantized norm-gate forward beside the plain one) keeps
+its rows (family normgate_quant) with the plain forward's time in the same rounds (base_us), the
+ratio of round medians (ratio [ratio_lo, ratio_hi]) and the bytes moved; PEERS may be - then.
+
 --variants VARIANTS.json (bench/peers/peers.py --table variants) adds the norm-gate variant
 table: its rows (variants), Cake against the best peer (variants_vs_best) and its provenance
 and copy reference (variants_meta). Without it the file has none of these keys.
@@ -66,8 +70,13 @@ def cake_rows(cake):
                 row["frac_copy"] = round(r["frac_copy"], 4)
             if r.get("floor", {}).get("median_us", -1) > 0:
                 row["floor_us"] = r3(r["floor"]["median_us"])
+            if r.get("base", {}).get("median_us", -1) > 0:  # the quantized norm-gate forward
+                row.update(base_us=r3(r["base"]["median_us"]), ratio=r3(r["ratio_to_base"]),
+                           ratio_lo=r3(r.get("ratio_lo")), ratio_hi=r3(r.get("ratio_hi")))
         else:
             row.update(status=r.get("status", ""), note=r.get("note", ""))
+        if r["family"] == "normgate_quant":  # its table gives the bytes each output moves
+            row["bytes"] = r.get("read_bytes", 0) + r.get("write_bytes", 0)
         # The limit line is measured even where the op did not run.
         lim = r.get("limit", {}).get("median_us", -1)
         if lim and lim > 0:

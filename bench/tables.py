@@ -15,7 +15,9 @@ with Cake's speedup over the best one; SwiGLU + MXFP8 against the limit, the cop
 peer; the smallest SwiGLU shapes against the empty-kernel floor timed in the same rounds; the
 routing check's verdict. A speedup is the best peer's time over Cake's in the rounds where
 peers.py alternated Cake's graph with that peer's: median [min, max] of the per-round ratios.
-Where the results JSON has the norm-gate variant table (bench/results.py --variants), it follows.
+Where the results JSON has the norm-gate variant table (bench/results.py --variants), it follows;
+where it has the quantized norm-gate forward (cake-bench --ng-quant), its table follows the
+norm-gate ones.
 
     python3 bench/tables.py --variants variants.json     # the variant table of one peers.py
                                                          # --table variants JSON, straight
@@ -106,18 +108,20 @@ def header(doc):
     names = {"fla": "FLA", "mamba_ssm": "mamba_ssm", "torch": "torch", "triton": "triton"}
     peers = ", ".join("%s %s" % (names[k], tools[k]) for k in names if k in tools)
     m = doc["method"]
+    floors = "%s us (cake-bench)" % us(ref["floor_us"])
+    if ref.get("peers_floor_us") is not None or peers:  # a run with peers
+        floors += ", %s us (peers.py)" % us(ref["peers_floor_us"])
     return "\n".join([
         "- Device: %s (%s, %d SMs, L2 %.0f MiB), driver %s." % (
             dev["name"], dev["arch"], dev["sm_count"], dev["l2_mib"], dev.get("driver") or "?"),
         "- Library: `libcake.so` %s at `%s`, table %s (%d programs), image `%s`; measured %s." % (
             lib["version"], lib["commit"], lib["table"], lib["programs"], lib["image"], doc["date"]),
-        "- Peers: %s." % peers,
+    ] + (["- Peers: %s." % peers] if peers else []) + [
         "- Method: %d rounds x %d launches (warm-up %d), cold L2 (%.0f MiB flush before every "
         "timed launch), median of round medians." % (m["rounds"], m["iters"], m["warmup"],
                                                       m["flush_mib"]),
-        "- References: device copy %.1f GB/s (%s); empty-kernel graph replay %s us "
-        "(cake-bench), %s us (peers.py)." % (ref["copy_gbps"], ref["copy_how"], us(ref["floor_us"]),
-                                             us(ref["peers_floor_us"])),
+        "- References: device copy %.1f GB/s (%s); empty-kernel graph replay %s." % (
+            ref["copy_gbps"], ref["copy_how"], floors),
     ])
 
 
@@ -204,6 +208,38 @@ def swiglu(d, family="swiglu"):
                 " | ".join(peer_cells(d, family, form, sh, names)),
                 speedup(d.paired.get((family, form, sh, "Cake"))),
                 "`%s`" % r["program"] if ok else r.get("status", "")))
+    return out
+
+
+NGQ_OUTPUTS = {"fwdg": "plain (BF16 y)", "fp8b": "FP8 blockwise, exact", "fp8b_pow2":
+               "FP8 blockwise, pow2", "mxfp8": "MXFP8"}
+
+
+def normgate_quant(d):
+    """The quantized norm-gate forward beside the plain one (cake-bench --ng-quant): per shape,
+    the plain forward, then each quantized output, timed in the same rounds."""
+    rows = [r for r in d.doc["cake"] if r["family"] == "normgate_quant"]
+    if not rows:
+        return []
+    out = ["Norm-gate forward with quantized y (`cake_normgate_forward_quantized`, the default "
+           "form) beside the plain forward on the same shapes and buffers: CUDA-graph replays "
+           "(us), cold L2, each shape's calls and limit lines interleaved in the same rounds. "
+           "T x H[:D]: T tokens of H heads of D (128 unless given); the quantized matrix is "
+           "[T, H x D]. MB: bytes read + written (x, z, w; q and its scales, and y where written). "
+           "% limit = the limit line of those bytes / Cake us. quantized / plain: median [min, "
+           "max] over rounds of the ratio of round medians.", "",
+           "| T x H[:D] | output | MB | Cake us | quantized / plain | limit us | % limit | program |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        base, plus = r["op"].partition("+")[::2]
+        name = NGQ_OUTPUTS.get(base, base) + (" + BF16 y" if plus else "")
+        ratio = "-" if r.get("ratio") is None else "%.3f [%.3f, %.3f]" % (
+            r["ratio"], r["ratio_lo"], r["ratio_hi"])
+        ok = "us" in r
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["shape"], name, "%.1f" % (r["bytes"] / 1e6) if r.get("bytes") else "-",
+            us(r.get("us")), ratio, us(r.get("limit_us")), pct(r.get("limit_us"), r.get("us")),
+            "`%s`" % r["program"] if ok else r.get("status", "")))
     return out
 
 
@@ -341,8 +377,8 @@ def variants(doc):
 
 def render(doc):
     d = Doc(doc)
-    blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), swiglu(d),
-              swiglu(d, "swiglu_fp8"), floors(d), skipped(d), routing(d), variants(doc)]
+    blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), normgate_quant(d),
+              swiglu(d), swiglu(d, "swiglu_fp8"), floors(d), skipped(d), routing(d), variants(doc)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 

@@ -70,14 +70,19 @@ std::string NormgateWorkload::alloc(const std::vector<CakeLib *> &libs) {
   return "";
 }
 
-std::string NormgateWorkload::fresh_inputs(uint64_t seed, cudaStream_t stream) {
-  const size_t n = size_t(rows_) * d_;
-  cudaError_t e = launch_fill_bf16(x_.ptr, n, seed * 4 + 0, 1.0f, 0.0f, 0, stream);
-  if (e == cudaSuccess) e = launch_fill_bf16(z_.ptr, n, seed * 4 + 1, 2.0f, 0.0f, 0, stream);
-  if (e == cudaSuccess) e = launch_fill_bf16(w_.ptr, size_t(d_), seed * 4 + 2, 0.5f, 1.0f, 0, stream);
-  if (e == cudaSuccess) e = launch_fill_bf16(dy_.ptr, n, seed * 4 + 3, 1.0f, 0.0f, 0, stream);
+std::string fill_normgate_inputs(void *x, void *z, void *w, void *dy, size_t n, int d,
+                                 uint64_t seed, cudaStream_t stream) {
+  cudaError_t e = launch_fill_bf16(x, n, seed * 4 + 0, 1.0f, 0.0f, 0, stream);
+  if (e == cudaSuccess) e = launch_fill_bf16(z, n, seed * 4 + 1, 2.0f, 0.0f, 0, stream);
+  if (e == cudaSuccess) e = launch_fill_bf16(w, size_t(d), seed * 4 + 2, 0.5f, 1.0f, 0, stream);
+  if (e == cudaSuccess && dy) e = launch_fill_bf16(dy, n, seed * 4 + 3, 1.0f, 0.0f, 0, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   return e == cudaSuccess ? "" : cuda_error("random inputs", e);
+}
+
+std::string NormgateWorkload::fresh_inputs(uint64_t seed, cudaStream_t stream) {
+  return fill_normgate_inputs(x_.ptr, z_.ptr, w_.ptr, dy_.ptr, size_t(rows_) * d_, d_, seed,
+                              stream);
 }
 
 cake_normgate_desc NormgateWorkload::desc(CakeLib &lib, int package, cake_dtype_t dw,

@@ -30,6 +30,11 @@ struct DeviceMem {
 
 enum class NgCall { kFwd, kBwd };
 
+// Random norm-gate inputs on `stream` (normals, w around 1, never zeros): x, z of n values, w of
+// d, and dy of n unless null; "" or the CUDA error.
+std::string fill_normgate_inputs(void *x, void *z, void *w, void *dy, size_t n, int d,
+                                 uint64_t seed, cudaStream_t stream);
+
 class NormgateWorkload {
  public:
   NormgateWorkload(int64_t rows, int d) : rows_(rows), d_(d) {}

@@ -172,6 +172,64 @@ class Tables(unittest.TestCase):
             self.assertEqual(tables.main(["--check", md, path, other]), 1)
 
 
+def ngquant_doc():
+    """A cake-bench --ng-quant run: the plain forward and two quantized outputs of one shape,
+    one output not available, no peers."""
+    doc = cake_doc()
+    q = dict(family="normgate_quant", shape="3534x48", package="-")
+    doc["results"] = [
+        cake_row(op="fwdg", us=40.0, limit=39.0, read_bytes=86859264, write_bytes=43417344, **q),
+        cake_row(op="fp8b", us=30.0, limit=28.5, base=stat(40.0), ratio_to_base=0.75,
+                 ratio_lo=0.74, ratio_hi=0.76, read_bytes=86859264, write_bytes=22387200, **q),
+        cake_row(op="mxfp8+y", us=52.0, limit=49.4, base=stat(40.0), ratio_to_base=1.3,
+                 ratio_lo=1.29, ratio_hi=1.31, read_bytes=86859264, write_bytes=66486272, **q),
+        dict(q, op="fp8b_pow2", status="not available", note="not in this build",
+             time=stat(-1), limit=stat(28.5), read_bytes=86859264, write_bytes=22387200),
+    ]
+    doc["routing"] = []
+    return doc
+
+
+class NormgateQuant(unittest.TestCase):
+    def results(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cp, out = os.path.join(tmp, "ngq.json"), os.path.join(tmp, "gpux.json")
+            with open(cp, "w") as f:
+                json.dump(ngquant_doc(), f)
+            results.main([cp, "-", "-o", out, "--commit", "abc1234", "--driver", "1.2.3"])
+            with open(out) as f:
+                return json.load(f)
+
+    def test_results_keep_the_ratio_and_bytes(self):
+        doc = self.results()
+        rows = {r["op"]: r for r in doc["cake"]}
+        self.assertEqual(rows["fp8b"]["base_us"], 40.0)
+        self.assertEqual((rows["fp8b"]["ratio"], rows["fp8b"]["ratio_lo"],
+                          rows["fp8b"]["ratio_hi"]), (0.75, 0.74, 0.76))
+        self.assertEqual(rows["fp8b"]["bytes"], 86859264 + 22387200)
+        self.assertNotIn("ratio", rows["fwdg"])
+        self.assertNotIn("us", rows["fp8b_pow2"])
+        self.assertEqual(doc["peers"], [])
+
+    def test_table(self):
+        md = tables.render(self.results())
+        self.assertIn("| T x H[:D] | output | MB | Cake us | quantized / plain | limit us | "
+                      "% limit | program |", md)
+        self.assertIn("| 3534x48 | plain (BF16 y) | 130.3 | 40.00 | - | 39.00 | 97.5% | "
+                      "`sm90.p` |", md)
+        self.assertIn("| 3534x48 | FP8 blockwise, exact | 109.2 | 30.00 | 0.750 [0.740, 0.760] | "
+                      "28.50 | 95.0% | `sm90.p` |", md)
+        self.assertIn("| 3534x48 | MXFP8 + BF16 y | 153.3 | 52.00 | 1.300 [1.290, 1.310] | "
+                      "49.40 | 95.0% | `sm90.p` |", md)
+        self.assertIn("| 3534x48 | FP8 blockwise, pow2 | 109.2 | - | - | 28.50 | - | "
+                      "not available |", md)
+        # No peers in such a run: the header says nothing of them, and no norm-gate table is
+        # rendered from the quantized rows.
+        self.assertNotIn("- Peers:", md)
+        self.assertIn("empty-kernel graph replay 4.00 us (cake-bench).", md)
+        self.assertNotIn("| T x H | op | det us", md)
+
+
 class PlotSeries(unittest.TestCase):
     def test_series_by_size_with_paired_whiskers(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -18,6 +18,12 @@
 //                                                             [O/128, m]), col_q, scale_rule,
 //                                                             col_s ([m/128, O])  program
 //   cake_jax_swiglu_fp8_bwd      in, grad                  -> the same, O = 2k
+//   cake_jax_normgate_fwd_quant  x, z, w (BF16 [..., d])   -> q (E4M3, rows * d   eps, format,
+//                                                             values), q_scale    scale_rule,
+//                                                             (FP32 or U8), y     heads, program
+//                                                             (BF16, or empty)
+//     (q and q_scale in any shape holding the C API's bytes: q [rows/heads, heads*d] row-major,
+//      q_scale FP8 blockwise [heads*d/128, rows/heads] MN-major or MXFP8 swizzled bytes)
 //
 // Every kernel launches on the stream of the call frame (ffi::PlatformStream<cudaStream_t>).
 // A failing Cake call becomes an ffi::Error carrying the status name and
@@ -54,6 +60,10 @@
 #pragma weak cake_swiglu_fp8_desc_init
 #pragma weak cake_swiglu_fp8_forward
 #pragma weak cake_swiglu_fp8_backward
+#pragma weak cake_normgate_quant_desc_init
+#pragma weak cake_normgate_quant_sizes_init
+#pragma weak cake_normgate_quant_buffer_sizes
+#pragma weak cake_normgate_forward_quantized
 
 namespace ffi = xla::ffi;
 
@@ -346,6 +356,63 @@ ffi::Error NormgateBackward(cudaStream_t stream, int32_t device, ffi::AnyBuffer 
   return ffi::Error::Success();
 }
 
+// ---- normgate with quantized y ------------------------------------------------------------
+// The default form's forward (SiLU gate after a whole-row norm, BF16 x, z, w) with y quantized
+// by the format (FP8 blockwise 1x128 or MXFP8); the BF16 y too when its result is not empty.
+// The results' shapes are the Python module's (any shape holding the C API's bytes): each is
+// checked against cake_normgate_quant_buffer_sizes() by element count and type.
+ffi::Error NormgateForwardQuant(cudaStream_t stream, int32_t device, ffi::AnyBuffer x,
+                                ffi::AnyBuffer z, ffi::AnyBuffer w, ffi::Result<ffi::AnyBuffer> q,
+                                ffi::Result<ffi::AnyBuffer> q_scale, ffi::Result<ffi::AnyBuffer> y,
+                                float eps, int32_t format, int32_t scale_rule, int64_t heads,
+                                std::string_view program) {
+  CAKE_JAX_REQUIRE(cake_normgate_quant_desc_init);
+  CAKE_JAX_REQUIRE(cake_normgate_quant_sizes_init);
+  CAKE_JAX_REQUIRE(cake_normgate_quant_buffer_sizes);
+  CAKE_JAX_REQUIRE(cake_normgate_forward_quantized);
+  cake_normgate_desc desc;
+  CAKE_JAX_CALL(cake_normgate_desc_init, &desc);
+  if (ffi::Error e = check_normgate_operands(x, z, w, true, &desc); e.failure()) return e;
+  if (desc.x_dtype != CAKE_DTYPE_BF16 || desc.z_dtype != CAKE_DTYPE_BF16 ||
+      desc.w_dtype != CAKE_DTYPE_BF16) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate quantized: x, z and w must be bfloat16 (the default form only)");
+  }
+  const bool write_y = y->element_count() != 0;
+  if (write_y && (y->element_type() != x.element_type() ||
+                  !same_dims(y->dimensions(), x.dimensions()))) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate quantized: y must be empty or have x's shape and dtype");
+  }
+  if (desc.rows == 0) return ffi::Error::Success();
+  std::string name;
+  desc.eps = eps;
+  desc.program = program_or_null(program, &name);
+  cake_normgate_quant_desc quant;
+  CAKE_JAX_CALL(cake_normgate_quant_desc_init, &quant);
+  quant.format = static_cast<cake_normgate_quant_format_t>(format);
+  quant.scale_rule = static_cast<cake_fp8_scale_rule_t>(scale_rule);
+  quant.heads = heads;
+  cake_normgate_quant_sizes sizes;
+  CAKE_JAX_CALL(cake_normgate_quant_sizes_init, &sizes);
+  CAKE_JAX_CALL(cake_normgate_quant_buffer_sizes, &desc, &quant, &sizes);
+  const bool fp8b = format == CAKE_NORMGATE_QUANT_FP8_BLOCKWISE;
+  const ffi::DataType s_type = fp8b ? ffi::DataType::F32 : ffi::DataType::U8;
+  if (q->element_type() != ffi::DataType::F8E4M3FN || q->size_bytes() != sizes.q_bytes ||
+      q_scale->element_type() != s_type || q_scale->size_bytes() != sizes.s_bytes) {
+    return ffi::Error::InvalidArgument(
+        "cake_jax normgate quantized: q must hold " + std::to_string(sizes.q_bytes) +
+        " E4M3 values and q_scale " + std::to_string(sizes.s_bytes) + " bytes of " +
+        (fp8b ? "float32" : "uint8") + " (cake_normgate_quant_buffer_sizes)");
+  }
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  CAKE_JAX_CALL(cake_normgate_forward_quantized, *h, &desc, &quant, x.untyped_data(),
+                z.untyped_data(), w.untyped_data(), write_y ? y->untyped_data() : nullptr,
+                nullptr, q->untyped_data(), q_scale->untyped_data(), stream);
+  return ffi::Error::Success();
+}
+
 // ---- swiglu + mxfp8, swiglu + fp8 blockwise -----------------------------------------------
 void *data_or_null(const ffi::Result<ffi::AnyBuffer> &b) {
   return b->element_count() == 0 ? nullptr : b->untyped_data();
@@ -467,6 +534,7 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_fwd(XLA_FFI_CallFrame *call
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_bwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_fwd_quant(XLA_FFI_CallFrame *call_frame);
 
 // Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
 // gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
@@ -519,6 +587,24 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_fwd, SwigluFp8Forward,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_bwd, SwigluFp8Backward,
                               CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(),
                                                       .Attr<int32_t>("scale_rule")));
+
+// x, z, w (BF16), then q (F8E4M3FN), q_scale (F32 for FP8 blockwise, U8 for MXFP8), y (BF16,
+// empty when not asked for); every attribute required (the Python module passes all of them).
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_fwd_quant, NormgateForwardQuant,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::AnyBuffer>()  // x
+                                  .Arg<ffi::AnyBuffer>()  // z
+                                  .Arg<ffi::AnyBuffer>()  // w
+                                  .Ret<ffi::AnyBuffer>()  // q
+                                  .Ret<ffi::AnyBuffer>()  // q_scale
+                                  .Ret<ffi::AnyBuffer>()  // y
+                                  .Attr<float>("eps")
+                                  .Attr<int32_t>("format")
+                                  .Attr<int32_t>("scale_rule")
+                                  .Attr<int64_t>("heads")
+                                  .Attr<std::string_view>("program"));
 
 // ---- plain C entry points for the Python module --------------------------------------------
 
@@ -590,7 +676,8 @@ CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size_ex(
 CAKE_JAX_EXPORT int cake_jax_normgate_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
-/// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward.
+/// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward,
+/// 6 normgate forward with quantized y.
 CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
   switch (op) {
     case 0:
@@ -605,6 +692,11 @@ CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
       return &cake_swiglu_fp8_forward != nullptr && &cake_swiglu_fp8_desc_init != nullptr;
     case 5:
       return &cake_swiglu_fp8_backward != nullptr && &cake_swiglu_fp8_desc_init != nullptr;
+    case 6:
+      return &cake_normgate_forward_quantized != nullptr &&
+             &cake_normgate_quant_desc_init != nullptr &&
+             &cake_normgate_quant_sizes_init != nullptr &&
+             &cake_normgate_quant_buffer_sizes != nullptr;
     default:
       return 0;
   }

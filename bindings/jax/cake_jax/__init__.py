@@ -6,6 +6,7 @@
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
     f = cake_jax.swiglu_fp8(inp, "rowwise", "pow2")   # FP8 blockwise 1x128 (Hopper GEMMs)
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
+    n = cake_jax.normgate_fp8(x, z, w)                # norm-gate y as FP8 blockwise (or MXFP8)
 
 Under jit over a mesh the ops partition on rows (cake_jax._partition: custom_partitioning with
 Shardy rules); vmap folds into rows; inside shard_map they are the per-device calls.
@@ -50,8 +51,10 @@ __all__ = [
     "swiglu_mxfp8_backward",
     "swiglu_fp8",
     "swiglu_fp8_backward",
+    "normgate_fp8",
     "MXFP8Arrays",
     "FP8BlockwiseArrays",
+    "NormgateFP8Arrays",
     "dequantize_fp8_blockwise",
     "dequantize_mxfp8",
     "colwise_scales_to_global",
@@ -68,9 +71,10 @@ TARGETS = {
     "cake_swiglu_mxfp8_bwd": "cake_jax_swiglu_mxfp8_bwd",
     "cake_swiglu_fp8_fwd": "cake_jax_swiglu_fp8_fwd",
     "cake_swiglu_fp8_bwd": "cake_jax_swiglu_fp8_bwd",
+    "cake_normgate_fwd_quant": "cake_jax_normgate_fwd_quant",
 }
 _OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3,
-        "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5}
+        "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5, "normgate_fwd_quant": 6}
 
 
 def _shim_candidates():
@@ -114,8 +118,9 @@ _shim.cake_jax_normgate_workspace_size.argtypes = [
 _shim.cake_jax_normgate_workspace_size.restype = ctypes.c_int
 
 for _name, _symbol in TARGETS.items():
-    jax.ffi.register_ffi_target(_name, jax.ffi.pycapsule(getattr(_shim, _symbol)),
-                                platform="CUDA")
+    if hasattr(_shim, _symbol):  # a shim from before an op has no handler for it (has_op: False)
+        jax.ffi.register_ffi_target(_name, jax.ffi.pycapsule(getattr(_shim, _symbol)),
+                                    platform="CUDA")
 
 
 def shim_path() -> str:
@@ -125,7 +130,8 @@ def shim_path() -> str:
 
 def has_op(op: str) -> bool:
     """Whether the loaded libcake.so has the op ("normgate_fwd", "normgate_bwd",
-    "swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd", "swiglu_fp8_fwd", "swiglu_fp8_bwd")."""
+    "swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd", "swiglu_fp8_fwd", "swiglu_fp8_bwd",
+    "normgate_fwd_quant")."""
     return bool(_shim.cake_jax_has_op(_OPS[op]))
 
 
@@ -757,6 +763,228 @@ def swiglu_fp8_backward(inp, grad, orientation="rowwise", scale_rule="exact",
     """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to FP8 blockwise."""
     rule = np.int32(int(_cake.Fp8ScaleRule.parse(scale_rule)))
     return _swiglu(_FP8, True, inp, grad, orientation, program, scale_rule=rule)
+
+
+# ---- norm-gate with quantized y ----------------------------------------------------------------
+class NormgateFP8Arrays(NamedTuple):
+    """The norm-gate forward's y quantized for the GEMM that reads it (docs/spec/normgate.md,
+    "Quantized y"): T = rows / heads rows of K = heads * d columns, normgate row t * heads + h
+    being row t, columns [h d, (h + 1) d). Each array holds the C API's bytes:
+
+    q: float8_e4m3fn. x's shape with its [heads, d] dimensions merged into K (x [T, H, d] with
+       heads H: [T, K]; [B, S, H, d]: [B, S, K]); with heads 1, x's shape. q.reshape(-1, K) is
+       the [T, K] row-major matrix (a GEMM's A).
+    q_scale: FP8 blockwise, float32 [K/128, *q.shape[:-1]]: the MN-major storage of the logical
+       [T, K/128] scale matrix (scale (t, j), of columns [128 j, 128 j + 128) of row t, at
+       element j * T + t). s = q_scale.reshape(K // 128, -1) is the [K/128, T] storage; s.T the
+       logical matrix; a BlockWise1x128 GEMM reading MN-major scales takes s as it is (what
+       torch's F.scaled_mm gets as scale_a with strides (1, T), and DeepGEMM where T % 4 == 0).
+       MXFP8: uint8 [bytes], the E8M0 scales of the [T, K/32] matrix in the swizzled 128x4
+       layout (padding 0x00), as Blackwell's block-scaled GEMMs read them.
+       dequantize_fp8_blockwise(q.reshape(-1, K), s) and dequantize_mxfp8(q.reshape(-1, K),
+       q_scale) decode to float32 [T, K].
+    y: the BF16 y (x's shape, the plain forward's bits), or None when not asked for."""
+
+    q: jax.Array
+    q_scale: jax.Array
+    y: Optional[jax.Array]
+
+
+_QUANT_TARGET = "cake_normgate_fwd_quant"
+_FP8B = int(_cake.NormgateQuantFormat.FP8_BLOCKWISE)
+
+
+class _Quant(NamedTuple):
+    """The static options of a quantized norm-gate call. merged: x's last two dimensions are
+    [heads, d] and q merges them into K; else heads is 1 and q has x's shape."""
+
+    eps: float
+    fmt: int  # cake.NormgateQuantFormat
+    rule: int  # cake.Fp8ScaleRule (not read for MXFP8)
+    heads: int
+    merged: bool
+    with_y: bool
+    program: Optional[str]
+
+    def attrs(self):
+        return {"eps": np.float32(self.eps), "format": np.int32(self.fmt),
+                "scale_rule": np.int32(self.rule), "heads": np.int64(self.heads),
+                "program": self.program or ""}
+
+    def lead(self, shape):
+        """q's leading dimensions (its rows' shape, T elements) for an x of @p shape."""
+        return tuple(shape[:-2] if self.merged else shape[:-1])
+
+    def rows(self, shape):
+        return int(np.prod(shape[:-1], dtype=np.int64))
+
+
+def _quant_results(c: _Quant, shape, dtype):
+    """(shape, dtype) of q, q_scale and y (empty when not asked for) for an x of @p shape."""
+    d = shape[-1]
+    k = c.heads * d
+    lead = c.lead(shape)
+    if c.fmt == _FP8B:
+        scale = ((k // 128,) + lead, jnp.float32)
+    else:
+        sizes = _cake.normgate_quant_expected_sizes(c.rows(shape), d, c.fmt, c.heads)
+        scale = ((sizes.s_bytes,), jnp.uint8)
+    y = (tuple(shape), dtype) if c.with_y else ((0,), dtype)
+    return (lead + (k,), jnp.float8_e4m3fn), scale, y
+
+
+def _quant_local(c: _Quant, x, z, w):
+    q, s, y = _ffi(_QUANT_TARGET, _quant_results(c, x.shape, x.dtype), (x, z, w), **c.attrs())
+    return (q, s, y) if c.with_y else (q, s)
+
+
+def _quant_mx_tiles(c: _Quant, shape) -> bool:
+    """MXFP8: whether q's rows are whole 128-row scale tiles, so that the scale bytes split
+    along q's first dimension (and a vmap batch unfolds) into each part's own layout."""
+    t = c.rows(shape) // c.heads
+    return len(c.lead(shape)) > 0 and t > 0 and t % _partition.SCALE_TILE == 0
+
+
+@functools.lru_cache(maxsize=None)
+def _normgate_quant_op(c: _Quant, shape):
+    """The partitioned, batched op of one configuration and x shape (its rule names x's leading
+    dimensions one by one). Rows (q's leading dimensions) shard; heads, d and the scale blocks
+    stay whole. FP8 blockwise q_scale [K/128, *rows] shards on the rows' dimensions: each
+    device's scales are its own call's and together the unsharded layout. MXFP8's bytes shard
+    only with q's first dimension and whole 128-row tiles a device (the tiles' bytes are
+    contiguous in row order), else the rows are replicated."""
+    fp8b = c.fmt == _FP8B
+    lead = ["t%d" % i for i in range(len(c.lead(shape)))]
+    cols = ["h", "d"] if c.merged else ["d"]
+    xs = " ".join(lead + cols)
+    # Factors of x: the rows' t0, t1, ..., then h (merged) and d. q [rows, K]: K = (h d); the
+    # FP8 blockwise scales [K/128, rows]: K/128 = (h b), b = d/128; the MXFP8 bytes: (t0 r).
+    sizes, whole = {}, set(lead + cols)
+    heads = (("h", c.heads),) if c.merged else ()
+    qs = " ".join(lead + [_compound(heads + (("d", shape[-1]),), whole, sizes)])
+    keep = list(cols)
+    if fp8b:
+        ss = " ".join([_compound(heads + (("b", shape[-1] // 128),), whole, sizes)] + lead)
+        keep.append("b")
+    elif _quant_mx_tiles(c, shape):
+        nbytes = _quant_results(c, shape, jnp.bfloat16)[1][0][0]
+        ss = _compound((("t0", shape[0]), ("r", nbytes // shape[0])), whole, sizes)
+        keep += ["r"] + lead[1:]
+    else:
+        ss = "u"
+        keep += ["u"] + lead
+    rule = "%s, %s, d -> %s, %s%s" % (xs, xs, qs, ss, ", " + xs if c.with_y else "")
+    t_rows = c.rows(shape) // c.heads
+
+    def local(axes, mesh, x, z, w):
+        return _quant_local(c, x, z, w)
+
+    def shardings(mesh, spec, arg_shapes):
+        rows = list(spec[:len(lead)])
+        if not fp8b:  # MXFP8: the first dimension alone, in whole tiles
+            rows = [rows[0] if rows else None] + [None] * max(len(rows) - 1, 0)
+            n = _partition.axes_size(mesh, _partition._axes(rows[0])) if rows else 1
+            if not _quant_mx_tiles(c, shape) or t_rows % (_partition.SCALE_TILE * n):
+                rows = [None] * len(rows)
+        xspec = tuple(rows) + (None,) * len(cols)
+        qspec = tuple(rows) + (None,)
+        sspec = (None,) + tuple(rows) if fp8b else ((rows[0] if rows else None),)
+        res = [qspec, sspec] + ([xspec] if c.with_y else [])
+        return xspec, [xspec, xspec, (None,)], res
+
+    order = list(dict.fromkeys(re.findall(r"[a-z]\d*", rule)))
+    r = RowRule(local, rule, shardings, tuple(f for f in order if f in keep),
+                tuple(sorted(sizes.items())))
+    op = _partition.partitioned(r)
+
+    def fold(n, batched, x, z, w):
+        # The batch becomes one more leading dimension of x (one call); the scales unfold to a
+        # batch of each element's layout. MXFP8 rows that are not whole tiles, and a batched w,
+        # map over the batch instead.
+        if batched[2] or (not fp8b and not _quant_mx_tiles(c, shape)):
+            return None
+        full = [a if b else jnp.broadcast_to(a, (n,) + a.shape) for a, b in zip((x, z), batched)]
+        out = list(_normgate_quant_op(c, (n,) + tuple(shape))(*full, w))
+        out[1] = jnp.moveaxis(out[1], 1, 0) if fp8b else out[1].reshape(n, -1)
+        return tuple(out), tuple(True for _ in out)
+
+    return _partition.batched(op, fold)
+
+
+def _compound(factors, whole, sizes):
+    """One dimension of a Shardy rule made of @p factors ((name, size) pairs, major first):
+    those of size 1 are left out (a compound may hold none), and the size of each factor inside
+    the compound that is no whole dimension elsewhere (not in @p whole) goes into @p sizes. One
+    factor or none left: the last factor alone, a whole dimension."""
+    kept = [(n, k) for n, k in factors if k != 1]
+    if len(kept) <= 1:
+        return (kept or factors)[-1][0]
+    sizes.update((n, k) for n, k in kept if n not in whole)
+    return "(%s)" % " ".join(n for n, _ in kept)
+
+
+def _check_normgate_quant(x, z, w, eps, fmt, rule, heads):
+    """The library's rules for this call (cake_normgate_quant_buffer_sizes: needs no device), at
+    trace time with its words: the descriptor's (d, eps), the default form's dtypes, the
+    format's widths, heads."""
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64))
+    dtypes = {k: _FLOATS[jnp.dtype(t.dtype)] for k, t in (("x_dtype", x), ("z_dtype", z),
+                                                          ("w_dtype", w))}
+    # No rows is no call (the library takes rows > 0): its other rules are checked on one row.
+    desc = _cake.normgate_desc(rows=rows or max(int(heads), 1), d=x.shape[-1], eps=eps, **dtypes)
+    return _cake.normgate_quant_buffer_sizes(desc, _cake.normgate_quant_desc(fmt, rule, heads))
+
+
+def normgate_fp8(x, z, w, eps: float = 1e-6, *, format="fp8_blockwise", scale_rule="exact",
+                 heads: Optional[int] = None, return_y: bool = False,
+                 program: Optional[str] = None) -> NormgateFP8Arrays:
+    """y = bf16(rmsnorm(x) * w * silu(z)) (normgate()'s bits; bfloat16 x, z [..., d] and w [d])
+    quantized in the same pass for the GEMM that reads it (Qwen3-Next's o_proj):
+
+        g = cake_jax.normgate_fp8(x, z, w)        # x, z [T, H, 128]: g.q [T, H*128]
+        g = cake_jax.normgate_fp8(x, z, w, format="mxfp8", return_y=True)
+
+    format: "fp8_blockwise" (E4M3 + one FP32 scale per 128 columns; d a multiple of 128;
+    scale_rule "exact" (amax / 448) or "pow2") or "mxfp8" (E4M3 + one E8M0 scale per 32; d a
+    multiple of 32, of 128 with several heads). heads: normgate rows a row of the quantized
+    matrix holds (None: x.shape[-2] for x of three or more dimensions, else 1); it must divide
+    the rows. return_y: the BF16 y too. The outputs and how to read them: NormgateFP8Arrays.
+    Not differentiable (the backward is normgate()'s, from x and z: normgate_backward()).
+
+    Under jit over a mesh the rows (q's leading dimensions) stay sharded as x's are and each
+    device quantizes its own rows; the heads and columns are replicated. FP8 blockwise scales
+    shard with their rows into the unsharded layout; MXFP8's with x's first dimension when each
+    device holds whole 128-row tiles of q, else the rows are replicated. vmap folds into rows."""
+    if z is None:
+        raise ValueError("cake_jax normgate_fp8: z is required (the quantized forward serves the "
+                         "default form only: the SiLU gate after the norm)")
+    fmt = int(_cake.NormgateQuantFormat.parse(format))
+    rule = int(_cake.Fp8ScaleRule.parse(scale_rule))
+    given = (x.shape[-2] if x.ndim >= 3 else 1) if heads is None else int(heads)
+    v = _variant(eps, "silu", False, None, program, z)
+    _check_normgate(x, z, w, v)
+    _check_normgate_quant(x, z, w, v.eps, fmt, rule, given)
+    if not has_op("normgate_fwd_quant"):
+        raise _cake.UnavailableError("cake_normgate_forward_quantized", "libcake.so or "
+                                     "libcake_jax.so")
+    h = max(given, 1)
+    shape = x.shape
+    merged = x.ndim >= 3 and x.shape[-2] == h
+    if not merged and h > 1:  # the [T, heads, d] view of the rows
+        x, z = (a.reshape(_rows_view(a, h)) for a in (x, z))
+        merged = True
+    c = _Quant(v.eps, fmt, rule, h, merged, bool(return_y), program)
+    prepare()
+    if _manual((x, z, w)):  # inside shard_map: one device's operands already
+        out = _quant_local(c, x, z, w)
+    else:
+        out = _normgate_quant_op(c, tuple(x.shape))(x, z, w)
+    y = out[2].reshape(shape) if return_y else None
+    return NormgateFP8Arrays(out[0], out[1], y)
+
+
+def _rows_view(a, heads):
+    return (int(np.prod(a.shape[:-1], dtype=np.int64)) // heads, heads, a.shape[-1])
 
 
 def dequantize_fp8_blockwise(q, s):

@@ -27,6 +27,11 @@ the partition callback asks for it). Rules:
   its bytes' [M, O/128] view, so it shards on rows like row_q (the shards' 128-row blocks stay
   whole), and the op's caller gets the [M/128, O] view. Either way a device's scales are its own
   call's and the shards concatenate to the unsharded call's layout: nothing to permute.
+- norm-gate forward with quantized y: the rows (q's leading dimensions: x's but the heads
+  dimension) sharded as x's are, heads and columns replicated; q and y like x; FP8 blockwise
+  q_scale, the storage [K/128, *rows], on its rows' dimensions (the shards make the unsharded
+  layout); MXFP8's swizzled bytes with x's first dimension in whole 128-row tiles a device (the
+  tiles' bytes follow the rows), else the rows are replicated.
 
 A new op brings its rule as one RowRule (the kernel call on local operands, the Shardy string
 and how its operands and results are sharded given the rows' spec).

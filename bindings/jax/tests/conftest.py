@@ -26,3 +26,31 @@ def require_op(op):
 
     if not cake_jax.has_op(op):
         pytest.skip(f"libcake.so does not export the {op} entry points yet")
+
+
+def register_cpu_handlers(cake_jax):
+    """The shim's handlers for the CPU platform too, so that XLA compiles (never runs) Cake's
+    custom calls on the forced host devices: the partitioned HLO without a GPU."""
+    import jax
+
+    for name, symbol in cake_jax.TARGETS.items():
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(cake_jax._shim, symbol)),
+                                    platform="cpu")
+
+
+def _cpu_mesh(axis_type):
+    import jax
+
+    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4],
+                         axis_types=(getattr(jax.sharding.AxisType, axis_type),))
+
+
+@pytest.fixture(scope="module", params=["Auto", "Explicit"])
+def mesh(request):
+    """Four CPU devices on one axis, of each axis type (jax.make_mesh's default is Explicit)."""
+    return _cpu_mesh(request.param)
+
+
+@pytest.fixture(scope="module")
+def auto_mesh():
+    return _cpu_mesh("Auto")

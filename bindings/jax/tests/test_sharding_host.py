@@ -26,27 +26,14 @@ if len(jax.devices("cpu")) < 4:
     pytest.skip("needs 4 CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=4 "
                 "before jax is imported)", allow_module_level=True)
 
-for _name, _symbol in cake_jax.TARGETS.items():  # compile-only handlers for the CPU platform
-    jax.ffi.register_ffi_target(_name, jax.ffi.pycapsule(getattr(cake_jax._shim, _symbol)),
-                                platform="cpu")
+from conftest import register_cpu_handlers  # noqa: E402
+
+register_cpu_handlers(cake_jax)  # compile-only handlers for the CPU platform
 
 BF16 = jnp.bfloat16
 
 
-AXIS_TYPES = {"explicit": jax.sharding.AxisType.Explicit, "auto": jax.sharding.AxisType.Auto}
-
-
-@pytest.fixture(scope="module", params=sorted(AXIS_TYPES))
-def mesh(request):
-    """Four CPU devices on one axis, of each axis type (jax.make_mesh's default is Explicit)."""
-    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4],
-                         axis_types=(AXIS_TYPES[request.param],))
-
-
-@pytest.fixture(scope="module")
-def auto_mesh():
-    return jax.make_mesh((4,), ("r",), devices=jax.devices("cpu")[:4],
-                         axis_types=(jax.sharding.AxisType.Auto,))
+# The meshes: conftest.py's mesh (four CPU devices, Auto and Explicit axes) and auto_mesh.
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,11 @@ const OPTIONAL: &[&str] = &[
     "cake_swiglu_fp8_forward",
     "cake_swiglu_fp8_backward",
     "cake_swiglu_fp8_query",
+    "cake_normgate_quant_desc_init",
+    "cake_normgate_quant_sizes_init",
+    "cake_normgate_quant_buffer_sizes",
+    "cake_normgate_forward_quantized",
+    "cake_normgate_forward_quantized_query",
 ];
 
 fn main() {

@@ -176,6 +176,17 @@ newtype_enum!(
     }
 );
 
+newtype_enum!(
+    /// `cake_normgate_quant_format_t`: the quantized form of a norm-gate forward's y.
+    NormgateQuantFormat {
+        /// E4M3 + one FP32 scale per 128 columns, scales MN-major (F.scaled_mm's BlockWise1x128,
+        /// DeepGEMM); d a multiple of 128 (the default).
+        FP8_BLOCKWISE = sys::CAKE_NORMGATE_QUANT_FP8_BLOCKWISE,
+        /// E4M3 + one E8M0 scale per 32 columns, swizzled 128x4; d a multiple of 32.
+        MXFP8 = sys::CAKE_NORMGATE_QUANT_MXFP8,
+    }
+);
+
 /// A failed call: its status, the library's message and the C function.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
@@ -689,6 +700,127 @@ pub fn swiglu_fp8_expected_sizes(m: i64, k: i64, backward: bool) -> SwigluFp8Siz
     }
 }
 
+/// The quantized y of a norm-gate forward (`cake_normgate_quant_desc`): format, scale rule and
+/// heads, from the defaults of `cake_normgate_quant_desc_init` (FP8 blockwise, exact scales, one
+/// head). The quantized matrix is [rows / heads, heads * d]: normgate row t * heads + h is its
+/// row t, columns [h d, (h + 1) d) (docs/spec/normgate.md, "Quantized y").
+#[derive(Clone, Copy)]
+pub struct NormgateQuantDesc {
+    raw: sys::cake_normgate_quant_desc,
+}
+
+impl NormgateQuantDesc {
+    pub fn new(format: NormgateQuantFormat) -> NormgateQuantDesc {
+        // The same defaults as cake_normgate_quant_desc_init(), which may not be linked yet.
+        let raw = sys::cake_normgate_quant_desc {
+            struct_size: std::mem::size_of::<sys::cake_normgate_quant_desc>(),
+            format: format.0,
+            scale_rule: Fp8ScaleRule::EXACT.0,
+            heads: 0,
+        };
+        NormgateQuantDesc { raw }
+    }
+    /// FP8 blockwise: how a block's FP32 scale follows from its amax (not read for MXFP8).
+    pub fn scale_rule(mut self, rule: Fp8ScaleRule) -> Self {
+        self.raw.scale_rule = rule.0;
+        self
+    }
+    /// Normgate rows a row of the quantized matrix holds (0, the default, means 1): H for
+    /// [T, H, d] heads whose next GEMM reads [T, H * d].
+    pub fn heads(mut self, heads: i64) -> Self {
+        self.raw.heads = heads;
+        self
+    }
+    pub fn format(&self) -> NormgateQuantFormat {
+        NormgateQuantFormat(self.raw.format)
+    }
+    pub fn as_raw(&self) -> &sys::cake_normgate_quant_desc {
+        &self.raw
+    }
+}
+
+/// Sizes of a quantized norm-gate forward's outputs (`cake_normgate_quant_sizes`): the matrix
+/// [q_rows, q_cols] = [rows / heads, heads * d], its E4M3 bytes, its scale bytes and columns,
+/// and (FP8 blockwise) the MN-major scale stride q_rows: scale (t, j) at element j * q_rows + t
+/// (MXFP8: 0, the swizzled layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NormgateQuantSizes {
+    pub q_rows: i64,
+    pub q_cols: i64,
+    pub q_bytes: usize,
+    pub s_bytes: usize,
+    pub s_cols: i64,
+    pub s_stride: i64,
+}
+
+/// `cake_normgate_quant_buffer_sizes`: every rule of the call on rows, d and @p quant; needs no
+/// handle and no device.
+#[allow(unused_variables)]
+pub fn normgate_quant_buffer_sizes(
+    desc: &NormgateDesc,
+    quant: &NormgateQuantDesc,
+) -> Result<NormgateQuantSizes> {
+    optional!(
+        cake_has_cake_normgate_quant_buffer_sizes,
+        "cake_normgate_quant_buffer_sizes",
+        {
+            desc.check_fields()?;
+            let mut s: sys::cake_normgate_quant_sizes = unsafe { std::mem::zeroed() };
+            s.struct_size = std::mem::size_of::<sys::cake_normgate_quant_sizes>();
+            check("cake_normgate_quant_buffer_sizes", unsafe {
+                sys::cake_normgate_quant_buffer_sizes(desc.as_raw(), quant.as_raw(), &mut s)
+            })?;
+            Ok(NormgateQuantSizes {
+                q_rows: s.q_rows,
+                q_cols: s.q_cols,
+                q_bytes: s.q_bytes,
+                s_bytes: s.s_bytes,
+                s_cols: s.s_cols,
+                s_stride: s.s_stride,
+            })
+        }
+    )
+}
+
+/// The sizes docs/spec/normgate.md ("Quantized y") defines, computed without the library; the
+/// arguments are taken as valid (heads 0 means 1).
+pub fn normgate_quant_expected_sizes(
+    rows: i64,
+    d: i32,
+    format: NormgateQuantFormat,
+    heads: i64,
+) -> NormgateQuantSizes {
+    let h = heads.max(1);
+    let (t, k) = (rows / h, h * d as i64);
+    if format == NormgateQuantFormat::MXFP8 {
+        let c = k / 32;
+        return NormgateQuantSizes {
+            q_rows: t,
+            q_cols: k,
+            q_bytes: (rows * d as i64) as usize,
+            s_bytes: (((t + 127) / 128 * 128) * ((c + 3) / 4 * 4)) as usize,
+            s_cols: c,
+            s_stride: 0,
+        };
+    }
+    NormgateQuantSizes {
+        q_rows: t,
+        q_cols: k,
+        q_bytes: (rows * d as i64) as usize,
+        s_bytes: (4 * t * (k / 128)) as usize,
+        s_cols: k / 128,
+        s_stride: t,
+    }
+}
+
+/// Device pointers of a quantized norm-gate forward's outputs: q (E4M3 [rows / heads,
+/// heads * d]) and q_scale (the format's scales); both required.
+#[derive(Clone, Copy, Debug)]
+pub struct NormgateQuantOutputs {
+    pub q: *mut c_void,
+    pub q_scale: *mut c_void,
+}
+
 /// Device pointers of a norm-gate backward.
 #[derive(Clone, Copy, Debug)]
 pub struct NormgateBackwardArgs {
@@ -1064,6 +1196,80 @@ impl Handle {
             })?;
             Ok(ProgramInfo::from_raw(&s))
         })
+    }
+}
+
+impl Handle {
+    /// `cake_normgate_forward_quantized`: the y of normgate_forward() (the default form: SiLU
+    /// gate after a whole-row norm, BF16 x, z, w) quantized by @p quant's format in the same
+    /// pass into @p out; the BF16 y too when @p y is not null. Asynchronous on @p stream.
+    ///
+    /// # Safety
+    /// x, z ([rows, stride] BF16), w ([d] BF16), y (null or [rows, stride] BF16), rstd (null or
+    /// [rows] f32) and the outputs (normgate_quant_buffer_sizes()) must be device memory of this
+    /// handle's device, 16-byte aligned, live until the kernel has run on @p stream.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub unsafe fn normgate_forward_quantized(
+        &self,
+        desc: &NormgateDesc,
+        quant: &NormgateQuantDesc,
+        x: *const c_void,
+        z: *const c_void,
+        w: *const c_void,
+        y: *mut c_void,
+        rstd: *mut f32,
+        out: NormgateQuantOutputs,
+        stream: Stream,
+    ) -> Result<()> {
+        optional!(
+            cake_has_cake_normgate_forward_quantized,
+            "cake_normgate_forward_quantized",
+            {
+                desc.check_fields()?;
+                check(
+                    "cake_normgate_forward_quantized",
+                    sys::cake_normgate_forward_quantized(
+                        self.raw,
+                        desc.as_raw(),
+                        quant.as_raw(),
+                        x,
+                        z,
+                        w,
+                        y,
+                        rstd,
+                        out.q,
+                        out.q_scale,
+                        stream,
+                    ),
+                )
+            }
+        )
+    }
+
+    /// Which program normgate_forward_quantized() would run, and why.
+    #[allow(unused_variables)]
+    pub fn normgate_forward_quantized_query(
+        &self,
+        desc: &NormgateDesc,
+        quant: &NormgateQuantDesc,
+    ) -> Result<ProgramInfo> {
+        optional!(
+            cake_has_cake_normgate_forward_quantized_query,
+            "cake_normgate_forward_quantized_query",
+            {
+                desc.check_fields()?;
+                let mut s = program_info_init();
+                check("cake_normgate_forward_quantized_query", unsafe {
+                    sys::cake_normgate_forward_quantized_query(
+                        self.raw,
+                        desc.as_raw(),
+                        quant.as_raw(),
+                        &mut s,
+                    )
+                })?;
+                Ok(ProgramInfo::from_raw(&s))
+            }
+        )
     }
 }
 

@@ -3,8 +3,8 @@
 //! never as passed: they are compiled in only where the build script saw an NVIDIA driver (or
 //! CAKE_GPU_TESTS=1; CAKE_GPU_TESTS=0 leaves them out), and then a missing device fails them.
 use cake::{
-    DType, Handle, Mxfp8Outputs, NormgateBackwardArgs, NormgateDesc, NormgatePackage, Orientation,
-    SwigluMxfp8Desc,
+    DType, Fp8ScaleRule, Handle, Mxfp8Outputs, NormgateBackwardArgs, NormgateDesc, NormgatePackage,
+    NormgateQuantDesc, NormgateQuantFormat, NormgateQuantOutputs, Orientation, SwigluMxfp8Desc,
 };
 use cuda_min::host::{bf16_ordinal, from_bf16, to_bf16, Rng};
 use cuda_min::Driver;
@@ -322,4 +322,176 @@ fn swiglu_fp8_forward_rowwise_and_colwise() {
         "dequantized relative L2 {}",
         (e2 / r2).sqrt()
     );
+}
+
+/// E4M3 (OCP E4M3FN) of a finite f32: round to nearest even, saturating at 448; the sign kept
+/// for values that round to zero.
+fn e4m3_rn_satfinite(v: f32) -> u8 {
+    let sign = if v.is_sign_negative() { 0x80 } else { 0 };
+    let a = v.abs() as f64;
+    if a >= 448.0 {
+        return sign | 0x7E;
+    }
+    // The codes 0..=0x7E are increasing; the nearest, ties to the even code (mantissa bit 0).
+    let hi = (0u8..=0x7E).find(|&c| e4m3(c) >= a).unwrap_or(0x7E);
+    if hi == 0 || e4m3(hi) == a {
+        return sign | hi;
+    }
+    let lo = hi - 1;
+    let (dl, dh) = (a - e4m3(lo), e4m3(hi) - a);
+    sign | if dl < dh || (dl == dh && lo % 2 == 0) {
+        lo
+    } else {
+        hi
+    }
+}
+
+/// The spec's bytes of the quantized y (docs/spec/normgate.md, "Quantized y") from the BF16 y
+/// [rows, d] viewed as [rows / heads, heads * d]: (q, scale bytes). Finite y only.
+fn quant_model(
+    y: &[u16],
+    k: usize,
+    format: NormgateQuantFormat,
+    rule: Fp8ScaleRule,
+) -> (Vec<u8>, Vec<u8>) {
+    let t = y.len() / k;
+    let v = |i: usize| from_bf16(y[i]);
+    let mut q = vec![0u8; y.len()];
+    if format == NormgateQuantFormat::FP8_BLOCKWISE {
+        let mut s = vec![0u8; 4 * t * (k / 128)];
+        for r in 0..t {
+            for j in 0..k / 128 {
+                let base = r * k + j * 128;
+                let amax = (0..128).map(|c| v(base + c).abs()).fold(0.0f32, f32::max);
+                let a = amax.max(448.0 * 2f32.powi(-126));
+                let (scale, mult) = if rule == Fp8ScaleRule::POW2 {
+                    let e = ((((a.to_bits() >> 16) << 16) + 0x001F_0000) >> 23) - 8;
+                    (f32::from_bits(e << 23), f32::from_bits((254 - e) << 23))
+                } else {
+                    (a / 448.0, 448.0 / a)
+                };
+                let at = 4 * (j * t + r); // MN-major: scale (r, j) at j * T + r
+                s[at..at + 4].copy_from_slice(&scale.to_le_bytes());
+                for c in 0..128 {
+                    q[base + c] = e4m3_rn_satfinite(v(base + c) * mult);
+                }
+            }
+        }
+        return (q, s);
+    }
+    let (cols, cp) = (k / 32, (k / 32).div_ceil(4) * 4);
+    let mut s = vec![0u8; t.div_ceil(128) * 128 * cp]; // padding 0x00
+    for r in 0..t {
+        for j in 0..cols {
+            let base = r * k + j * 32;
+            let amax = (0..32).map(|c| v(base + c).abs()).fold(0.0f32, f32::max);
+            let e = ((amax.to_bits() as i64 + 0x001F_0000) >> 23) - 8;
+            let e = e.max(0) as i32;
+            s[cake::swizzled_scale_offset(r, j, cols)] = e as u8;
+            for c in 0..32 {
+                let scaled = from_bf16(to_bf16(v(base + c) * 2f32.powi(127 - e)));
+                q[base + c] = e4m3_rn_satfinite(scaled);
+            }
+        }
+    }
+    (q, s)
+}
+
+#[test]
+#[cfg_attr(
+    not(cake_gpu_tests),
+    ignore = "no NVIDIA driver where this was built (CAKE_GPU_TESTS=1 builds it in)"
+)]
+fn normgate_forward_quantized_bytes() {
+    let (drv, h) = setup();
+    let cases = [
+        (
+            2400usize,
+            128usize,
+            8i64,
+            NormgateQuantFormat::FP8_BLOCKWISE,
+            Fp8ScaleRule::EXACT,
+        ),
+        (
+            777,
+            256,
+            1,
+            NormgateQuantFormat::FP8_BLOCKWISE,
+            Fp8ScaleRule::POW2,
+        ),
+        (
+            2400,
+            128,
+            8,
+            NormgateQuantFormat::MXFP8,
+            Fp8ScaleRule::EXACT,
+        ),
+        (777, 96, 1, NormgateQuantFormat::MXFP8, Fp8ScaleRule::EXACT),
+    ];
+    for (rows, d, heads, format, rule) in cases {
+        let mut rng = Rng(0x5eed ^ rows as u64 ^ d as u64);
+        let x = bf16_vec(&mut rng, rows * d, 1.0, 0.0);
+        let z = bf16_vec(&mut rng, rows * d, 2.0, 0.0);
+        let w = bf16_vec(&mut rng, d, 0.5, 1.0);
+        let (xd, zd, wd) = (
+            drv.upload(&x).unwrap(),
+            drv.upload(&z).unwrap(),
+            drv.upload(&w).unwrap(),
+        );
+        let desc = NormgateDesc::new(rows as i64, d as i32);
+        let quant = NormgateQuantDesc::new(format).scale_rule(rule).heads(heads);
+        let sizes = match cake::normgate_quant_buffer_sizes(&desc, &quant) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                return;
+            }
+        };
+        // The plain forward's y, then the quantized call into poisoned buffers.
+        let (y_plain, y_q) = (
+            drv.alloc(rows * d * 2).unwrap(),
+            drv.alloc(rows * d * 2).unwrap(),
+        );
+        let (qd, sd) = (
+            drv.alloc(sizes.q_bytes).unwrap(),
+            drv.alloc(sizes.s_bytes).unwrap(),
+        );
+        for b in [&y_q, &qd, &sd] {
+            b.fill(0xA5).unwrap();
+        }
+        let info = h
+            .normgate_forward_quantized_query(&desc, &quant)
+            .expect("query");
+        let (no_rstd, stream) = (std::ptr::null_mut(), std::ptr::null_mut());
+        unsafe {
+            let (x, z, w) = (xd.ptr(), zd.ptr(), wd.ptr());
+            h.normgate_forward(&desc, x, z, w, y_plain.ptr(), no_rstd, stream)
+                .expect("forward");
+            let out = NormgateQuantOutputs {
+                q: qd.ptr(),
+                q_scale: sd.ptr(),
+            };
+            h.normgate_forward_quantized(&desc, &quant, x, z, w, y_q.ptr(), no_rstd, out, stream)
+                .expect("forward_quantized");
+        }
+        drv.synchronize().unwrap();
+        let y: Vec<u16> = y_plain.read(rows * d).unwrap();
+        assert_eq!(y, y_q.read::<u16>(rows * d).unwrap(), "{}: y", info.name);
+        let (q_want, s_want) = quant_model(&y, sizes.q_cols as usize, format, rule);
+        let q: Vec<u8> = qd.read(sizes.q_bytes).unwrap();
+        let s: Vec<u8> = sd.read(sizes.s_bytes).unwrap();
+        let diff = |a: &[u8], b: &[u8]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+        assert_eq!(
+            diff(&q, &q_want),
+            0,
+            "{}: q bytes differ from the model",
+            info.name
+        );
+        assert_eq!(
+            diff(&s, &s_want),
+            0,
+            "{}: scale bytes differ from the model",
+            info.name
+        );
+    }
 }

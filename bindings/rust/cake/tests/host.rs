@@ -1,7 +1,8 @@
 //! Host-only tests: need libcake.so, no GPU and no driver.
 use cake::{
-    Arch, DType, Handle, HandleOptions, NormgateDesc, NormgateGate, NormgatePackage,
-    NormgatePlacement, Orientation, Status, SwigluMxfp8Desc,
+    Arch, DType, Fp8ScaleRule, Handle, HandleOptions, NormgateDesc, NormgateGate, NormgatePackage,
+    NormgatePlacement, NormgateQuantDesc, NormgateQuantFormat, Orientation, Status,
+    SwigluMxfp8Desc,
 };
 
 #[test]
@@ -309,4 +310,113 @@ fn program_tables() {
     let e = cake::table_programs(Arch(55)).unwrap_err();
     assert_eq!(e.status(), Status::INVALID_ARGUMENT);
     assert!(!e.message().is_empty());
+}
+
+#[test]
+fn normgate_quant_desc_and_sizes() {
+    use NormgateQuantFormat as F;
+    // docs/spec/normgate.md's worked examples: rows 3200, d 128, 32 heads (T 100, K 4096);
+    // rows 77, d 64, MXFP8 (C 2 padded to 4: one 512-byte tile).
+    let e = cake::normgate_quant_expected_sizes(3200, 128, F::FP8_BLOCKWISE, 32);
+    assert_eq!(
+        (e.q_rows, e.q_cols, e.q_bytes, e.s_bytes, e.s_cols, e.s_stride),
+        (100, 4096, 3200 * 128, 4 * 100 * 32, 32, 100)
+    );
+    let e = cake::normgate_quant_expected_sizes(77, 64, F::MXFP8, 0);
+    assert_eq!(
+        (e.q_rows, e.q_cols, e.s_bytes, e.s_cols, e.s_stride),
+        (77, 64, 512, 2, 0)
+    );
+    let q = NormgateQuantDesc::new(F::MXFP8)
+        .scale_rule(Fp8ScaleRule::POW2)
+        .heads(4);
+    assert_eq!(q.format(), F::MXFP8);
+    assert_eq!((q.as_raw().scale_rule, q.as_raw().heads), (1, 4));
+    if !cake::library_has("cake_normgate_quant_desc_init") {
+        assert_eq!(
+            cake::normgate_quant_buffer_sizes(&NormgateDesc::new(4, 128), &q)
+                .unwrap_err()
+                .status(),
+            Status::NOT_IN_LIBRARY
+        );
+        eprintln!("skipped: the linked libcake.so predates the quantized norm-gate forward");
+        return;
+    }
+    // The defaults are the library's init's (a call linked only where the library has it).
+    #[cfg(cake_has_cake_normgate_quant_desc_init)]
+    {
+        let mut raw: cake::sys::cake_normgate_quant_desc = unsafe { std::mem::zeroed() };
+        assert_eq!(
+            unsafe { cake::sys::cake_normgate_quant_desc_init(&mut raw) },
+            0
+        );
+        let ours = *NormgateQuantDesc::new(F::FP8_BLOCKWISE).as_raw();
+        assert_eq!(
+            (raw.struct_size, raw.format, raw.scale_rule, raw.heads),
+            (ours.struct_size, ours.format, ours.scale_rule, ours.heads)
+        );
+    }
+    for (rows, d, f, heads) in [
+        (3200, 128, F::FP8_BLOCKWISE, 32),
+        (777, 256, F::FP8_BLOCKWISE, 0),
+        (77, 64, F::MXFP8, 0),
+        (4096, 128, F::MXFP8, 8),
+        (1000, 96, F::MXFP8, 1),
+    ] {
+        let desc = NormgateDesc::new(rows, d);
+        let quant = NormgateQuantDesc::new(f).heads(heads);
+        assert_eq!(
+            cake::normgate_quant_buffer_sizes(&desc, &quant).expect("sizes"),
+            cake::normgate_quant_expected_sizes(rows, d, f, heads)
+        );
+    }
+    let cases: [(NormgateDesc, NormgateQuantDesc, Status, &str); 4] = [
+        (
+            NormgateDesc::new(8, 64),
+            NormgateQuantDesc::new(F::FP8_BLOCKWISE),
+            Status::UNSUPPORTED_SHAPE,
+            "desc->d = 64: FP8 blockwise y needs a multiple of 128",
+        ),
+        (
+            NormgateDesc::new(8, 128),
+            NormgateQuantDesc::new(F::FP8_BLOCKWISE).heads(3),
+            Status::INVALID_ARGUMENT,
+            "quant->heads = 3: does not divide desc->rows = 8",
+        ),
+        (
+            NormgateDesc::new(8, 128).gate(NormgateGate::SIGMOID),
+            NormgateQuantDesc::new(F::MXFP8),
+            Status::INVALID_ARGUMENT,
+            "quantized y serves the default form only",
+        ),
+        (
+            NormgateDesc::new(8, 128),
+            NormgateQuantDesc::new(NormgateQuantFormat(7)),
+            Status::INVALID_ARGUMENT,
+            "quant->format = 7",
+        ),
+    ];
+    for (desc, quant, status, words) in cases {
+        let e = cake::normgate_quant_buffer_sizes(&desc, &quant).unwrap_err();
+        assert_eq!(e.status(), status, "{e}");
+        assert!(e.message().contains(words), "{e}");
+        assert_eq!(e.function(), "cake_normgate_quant_buffer_sizes");
+    }
+}
+
+#[test]
+fn normgate_forward_quantized_without_gpu_says_why() {
+    let h = match Handle::new(0) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let desc = NormgateDesc::new(4096, 128);
+    let quant = NormgateQuantDesc::new(NormgateQuantFormat::FP8_BLOCKWISE).heads(32);
+    match h.normgate_forward_quantized_query(&desc, &quant) {
+        Ok(info) => assert!(info.name.ends_with("_fp8b"), "{}", info.name),
+        Err(e) => assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}"),
+    }
 }
