@@ -61,8 +61,9 @@ static CAKE_HD inline int32_t cake_ng_general_bwd_smem(int32_t stages, int32_t t
  * slots columns. A row of n = D/8 leaves is held by `lanes` lanes: rows of at most 32 leaves by
  * the power of two >= n (one leaf a lane, several rows a warp); wider rows by a multiple of 32
  * lanes, leaf c at lane c % lanes, slot c / lanes, so that each aligned run of 32 leaves sits in
- * one warp at one slot (the variant order's pieces are warp scans). A thread's slots beyond a
- * row's go to further rows (rows_per_thread). */
+ * one warp at one slot (the variant order's pieces are warp scans); a CTA whose thread count is
+ * not a power of two gives a row all of its lanes. A thread's slots beyond a row's go to further
+ * rows (rows_per_thread). */
 typedef struct cake_ng_tile {
   int32_t lanes;           /* lanes of one row */
   int32_t row_slots;       /* slots of one row: ceil(n / lanes) */
@@ -82,7 +83,12 @@ static CAKE_HD inline int cake_ng_tile_of(int32_t d, int32_t threads, int32_t sl
   } else {
     lanes = 32;
     while (lanes * slots < n && lanes < threads) lanes <<= 1;
-    if (lanes * slots < n || threads % lanes != 0) return 0;
+    if (lanes * slots < n || threads % lanes != 0) {
+      /* A CTA of a thread count that is not a power of two (320 for rows of 5120 columns):
+       * the row takes all of its warps. */
+      lanes = threads;
+      if (threads % 32 != 0 || lanes * slots < n) return 0;
+    }
   }
   if (lanes > threads) return 0;
   t->lanes = lanes;

@@ -101,25 +101,14 @@ __device__ __forceinline__ void variant_det_node(const float4 *acc, const Genera
   }
 }
 
-// The CTA's shared memory of the backward, declared once (in bwd_variant) for the five bodies.
-template <int kThreads>
-struct VariantBwdShared {
-  float red[kThreads];
-  double sums[kCombineDoubles<kThreads>];
-  int flag;
-};
-
-// The backward of one gate (kGate) and placement (kBefore): template arguments, so that the
-// per-element arithmetic has no branches on them.
-template <class Cfg, int kGate, bool kBefore>
-__device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
-                                                 VariantBwdShared<Cfg::kThreads> &sh) {
+template <class Cfg>
+__device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   constexpr int kThreads = Cfg::kThreads;
-  float *red = sh.red;
-  double *sums = sh.sums;
-  int &flag = sh.flag;
+  __shared__ float red[kThreads];
+  __shared__ double sums[kCombineDoubles<kThreads>];
+  __shared__ int flag;
   // Dynamic shared memory (cake_ng_general_bwd_smem with no ring): each thread's FP32 chunk sums
   // of its 8 columns, and (non-deterministic) its FP64 sums over its chunks; its own slots only.
   extern __shared__ __align__(16) unsigned char smem[];
@@ -145,8 +134,9 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
     const int64_t row = blk * p.rows_per_block + int64_t(g.group) * kChunk + r;
     const bool valid = row < p.rows;
     const bool ok = valid && g.holds();
-    constexpr bool gated = kGate != CAKE_NORMGATE_GATE_NONE;
-    constexpr bool before = kBefore;
+    // Read from the parameters in each trip: cheaper to rematerialise than to keep.
+    const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
+    const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
     float xf[8], zf[8], dyf[8];
     load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf);
     load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);
@@ -161,7 +151,7 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       sg[i] = gated ? sigmoid(zf[i]) : 1.0f;
-      u[i] = before ? __fmul_rn(xf[i], gate_of(zf[i], sg[i], kGate)) : xf[i];
+      u[i] = before ? __fmul_rn(xf[i], gate_of(zf[i], sg[i], p.gate)) : xf[i];
     }
     const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
     const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
@@ -171,7 +161,7 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
-        const float a = gated ? gate_of(zf[i], sg[i], kGate) : 1.0f;
+        const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
         const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
         const float dn = __fmul_rn(before ? dyf[i] : __fmul_rn(dyf[i], a), wf[i]);
         leaf = i == 0 ? __fmul_rn(dn, n) : __fmaf_rn(dn, n, leaf);
@@ -186,7 +176,7 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
-        const float a = gated ? gate_of(zf[i], sg[i], kGate) : 1.0f;
+        const float a = gated ? gate_of(zf[i], sg[i], p.gate) : 1.0f;
         const float n = __fmul_rn(before ? __fmul_rn(xf[i], a) : xf[i], rstd);
         const float pdy = before ? dyf[i] : __fmul_rn(dyf[i], a);
         const float dn = __fmul_rn(pdy, wf[i]);
@@ -200,7 +190,7 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
           dxf[i] = du;
           da = __fmul_rn(dyf[i], __fmul_rn(n, wf[i]));
         }
-        dzf[i] = gated ? __fmul_rn(da, gate_slope(zf[i], sg[i], kGate)) : 0.0f;
+        dzf[i] = gated ? __fmul_rn(da, gate_slope(zf[i], sg[i], p.gate)) : 0.0f;
         t[i] = valid ? __fmul_rn(pdy, n) : 0.0f;
       }
     }
@@ -237,24 +227,6 @@ __device__ __forceinline__ void bwd_variant_body(const cake_normgate_params &p,
     for (int i = 0; i < 8; ++i) c[i] = part[i * kThreads];
     combine_groups<kThreads>(c, g, sums, [&](int column, double value) { nondet_add(p, column, value); });
     nondet_finish(p, &flag, StoreDwVariant{});
-  }
-}
-
-template <class Cfg>
-__device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
-  __shared__ VariantBwdShared<Cfg::kThreads> sh;
-  if (p.gate == CAKE_NORMGATE_GATE_NONE) {
-    bwd_variant_body<Cfg, CAKE_NORMGATE_GATE_NONE, false>(p, sh);
-  } else if (p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM) {
-    if (p.gate == CAKE_NORMGATE_GATE_SILU) {
-      bwd_variant_body<Cfg, CAKE_NORMGATE_GATE_SILU, true>(p, sh);
-    } else {
-      bwd_variant_body<Cfg, CAKE_NORMGATE_GATE_SIGMOID, true>(p, sh);
-    }
-  } else if (p.gate == CAKE_NORMGATE_GATE_SILU) {
-    bwd_variant_body<Cfg, CAKE_NORMGATE_GATE_SILU, false>(p, sh);
-  } else {
-    bwd_variant_body<Cfg, CAKE_NORMGATE_GATE_SIGMOID, false>(p, sh);
   }
 }
 

@@ -136,7 +136,7 @@ __device__ __forceinline__ void fwd_variant(const cake_normgate_params &p) {
         a[i] = gated ? gate_of(zf[r][i], sigmoid(zf[r][i]), p.gate) : 1.0f;
         u[i] = before ? __fmul_rn(xf[r][i], a[i]) : xf[r][i];
       }
-      const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, vg, red);
+      const float ss = variant_group_sum<false>(chunk_sumsq<false>(u, 1.0f), g, vg, red);
       const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
       float wf[8], yf[8];
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);

@@ -41,7 +41,10 @@ __device__ __forceinline__ VariantGroup variant_group(const Group &g, int group_
 //   terms with i - 2^j < 0 left out), its sum is S_{L-1}; the pieces are added left to right.
 // The scan is relative to the piece's start, so the bits depend on D, G and the values only.
 // `red` holds one float per thread (CTA-shared); every thread calls this (barriers when cross).
-template <class Group>
+// kRunSums: groups of whole runs take their runs' sums from one slot a warp (fewer shared-memory
+// reads and adds; the same bits). The one-leaf forward, which serves FP32 x and z only, keeps the
+// general path, which fits its registers.
+template <bool kRunSums = true, class Group>
 __device__ __forceinline__ float variant_group_sum(float v, const Group &g, const VariantGroup &vg,
                                                    float *red) {
 #pragma unroll
@@ -54,7 +57,7 @@ __device__ __forceinline__ float variant_group_sum(float v, const Group &g, cons
     return __shfl_sync(0xffffffffu, v, g.lane + (vg.gend - 1 - g.li));
   }
   const int tid = static_cast<int>(threadIdx.x);
-  if ((vg.q & 31) == 0) {  // CTA-uniform: groups of whole runs, each run one warp of the row
+  if (kRunSums && (vg.q & 31) == 0) {  // CTA-uniform: groups of whole runs, a run a warp
     // The pieces are the runs: each run's sum (its scan at lane 31) in one slot a warp, and a
     // group's sum its runs' left to right (consecutive slots).
     if (g.lane == 31) red[tid >> 5] = v;

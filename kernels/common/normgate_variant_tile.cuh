@@ -80,6 +80,7 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
 
   int lshift = 0;
   while ((1 << lshift) < lanes) ++lshift;
+  const bool pow2 = (lanes & (lanes - 1)) == 0;  // else a row of all the CTA's warps
   // Each slot's place, fixed for the walk, packed in one register: leaf (bits 0-10), group
   // (11-21), its row's index among the thread's rows (22-25), used (26), and same (27): the
   // slot's group is the previous slot's, in one row.
@@ -259,7 +260,10 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
           if (used_of(place[m])) {
             const int gstart = group_of(place[m]) * q, gend = gstart + q;
             const float *row_scan = scan + sub_of(place[m]) * rs * kThreads + rg * lanes;
-            auto at = [&](int e) { return row_scan[(e >> lshift) * kThreads + (e & (lanes - 1))]; };
+            auto at = [&](int e) {
+              return pow2 ? row_scan[(e >> lshift) * kThreads + (e & (lanes - 1))]
+                          : row_scan[(e / lanes) * kThreads + e % lanes];
+            };
             int e = min(gend, ((gstart >> 5) + 1) << 5) - 1;  // the first piece's last leaf
             sum = at(e);
             while (e < gend - 1) {

@@ -3,8 +3,9 @@
 // by the host's, the F16 conversions by host code), in both programs' layouts (256 threads, two
 // rows a group; 1024 threads, two rows a group): every gate x placement, group sizes inside a
 // warp, across warps and crossing 32-leaf runs, BF16 / F16 / FP32 tensors that differ, strided
-// rows, and the tile programs (normgate_variant_tile.cuh) of 256 and 128 threads; y within the spec's contract against the float64 reference, rstd per group, and the
-// same bytes from both layouts. What the GPU test checks on the device, here on any machine.
+// rows; y within the spec's contract against the float64 reference, rstd per group, and the
+// same bytes from both layouts and from the tile programs (normgate_variant_tile.cuh: 512
+// threads with a load ring, 320 threads whose rows take every warp, 128 threads with none). What the GPU test checks on the device, here on any machine.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -191,6 +192,12 @@ static void test_forward_emulated(void **) {
               const Out tile128 = run<128, 2, 0>(c, x, z, w);
               assert_true(tile128.y == wide.y);
               assert_memory_equal(tile128.rstd.data(), wide.rstd.data(), wide.rstd.size() * 4);
+              ++runs;
+            }
+            if (cake_ng_tile_of(c.d, 320, 2, &t)) {  // a row over all of a CTA's 10 warps
+              const Out tile320 = run<320, 2, 3>(c, x, z, w);
+              assert_true(tile320.y == wide.y);
+              assert_memory_equal(tile320.rstd.data(), wide.rstd.data(), wide.rstd.size() * 4);
               ++runs;
             }
           }
