@@ -18,11 +18,30 @@ namespace swiglu {
 
 namespace mx = cake::mx;
 
+// The smallest |grad| (BF16 bits) that compute_y sends to the wide dgate: 1.8125 * 2^127, with
+// 1.8125 * 2^127 * 1.0999 below FLT_MAX for the BF16 value below it (1.8047 * 2^127).
+constexpr uint32_t kHugeGradBits = 0x7F68u;
+
+// dgate where dact * grad overflowed FP32: ((dact / 2) * grad) * u * 2 (y_pair says why).
+__device__ __forceinline__ float wide_dgate(float dact, float grad, float u) {
+  return __fmul_rn(__fmul_rn(__fmul_rn(__fmul_rn(dact, 0.5f), grad), u), 2.0f);
+}
+
 // ---- Y of one slot row ----
 // One pair of outputs from one pair of gates and their sigmoid: the only place the SwiGLU
 // arithmetic is written (emit and refix both call it). Forward: yw0 = Y. Backward: yw0 = dgate,
 // yw1 = dup.
-template <class Cfg>
+//
+// dact * grad overflows FP32 for finite inputs when |grad| > FLT_MAX / |dact| (|dact| <= 1.0998,
+// so |grad| above about 3.09e38, near BF16's largest value), although dgate = dact * grad * u is
+// finite for |u| < 1 and +-0 for u = 0 (where Inf * 0 would give NaN). kWide (the refix path
+// only) then evaluates dgate with that product's exponent unbounded: ((dact / 2) * grad) * u * 2,
+// the bits the plain sequence gives with FP32's precision and a wider exponent, rounded to FP32
+// (dact / 2 and the final doubling are exact there: |dact| > 1, and |((dact / 2) * grad) * u| is
+// 0 or at least 2^127 * 2^-133, a normal number). Where the product is finite kWide changes
+// nothing, so the fast pass keeps the plain sequence and compute_y sends a slot row with a huge
+// grad to the refix path. docs/spec/swiglu-mxfp8.md, "Range".
+template <class Cfg, bool kWide = false>
 __device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t dw,
                                        uint32_t &yw0, uint32_t &yw1) {
   constexpr int kSig = Cfg::kSig;
@@ -35,7 +54,13 @@ __device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t
     const float2 d = bf16x2_to_float2(dw);
     const float2 oms = psub<kSig>(make_float2(1.0f, 1.0f), s);
     const float2 dact = pfma<kSig>(a, oms, s);  // d silu / dg, one rounding
-    const float2 dg = pmul<kSig>(pmul<kSig>(dact, d), u);
+    const float2 dd = pmul<kSig>(dact, d);
+    float2 dg = pmul<kSig>(dd, u);
+    if constexpr (kWide) {
+      const float inf = __uint_as_float(0x7F800000u);
+      if (fabsf(dd.x) == inf) dg.x = wide_dgate(dact.x, d.x, u.x);
+      if (fabsf(dd.y) == inf) dg.y = wide_dgate(dact.y, d.y, u.y);
+    }
     const float2 du = pmul<kSig>(a, d);
     yw0 = pack_bf16x2(dg.x, dg.y);
     yw1 = pack_bf16x2(du.x, du.y);
@@ -76,10 +101,22 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
   words_of(gv, gw);
   words_of(uv, uw);
   words_of(dv, dw);
+  // Backward: dact * grad can overflow only where |grad| >= FLT_MAX / 1.1 (|dact| <= 1.0999),
+  // so a slot row with |grad| at or above 0x7F68 (1.8125 * 2^127 = 3.08e38, BF16 bits; Inf and
+  // NaN included) is recomputed pair by pair with the wide dgate after the fast pass. Where no
+  // product overflowed refix gives the same bits, so the test only has to be conservative; it
+  // reads the grad words before the fast pass (a flag, not the outputs, stays live across it).
+  uint32_t gmax = 0;
+  if constexpr (Cfg::kBackward) {
+#pragma unroll
+    for (int i = 0; i < W; ++i) gmax = __vmaxu2(gmax, dw[i] & 0x7FFF7FFFu);
+  }
+  const bool huge_grad = halves_max(gmax) >= kHugeGradBits;
   for_each_sigmoid_pair<Cfg::kSig, Cfg::kBand, W>(
       gw, [&](int i, float2 g, float2 s) { y_pair<Cfg>(g, s, uw[i], dw[i], y0[i], y1[i]); },
       [&](int j) {
-        // Flagged pairs only exist in rows that were loaded (a zero-filled slot has g = 0).
+        // Flagged pairs only exist in rows that were loaded (a zero-filled slot has g = 0 and
+        // grad = 0).
         const uint32_t gword = __ldg(reinterpret_cast<const unsigned int *>(gate) + j);
         const uint32_t uword = __ldg(reinterpret_cast<const unsigned int *>(gate + K) + j);
         uint32_t dword = 0;
@@ -87,12 +124,16 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
           dword = __ldg(reinterpret_cast<const unsigned int *>(grad) + j);
         }
         uint32_t a = 0, b = 0;
-        y_pair<Cfg>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a, b);
+        y_pair<Cfg, true>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a, b);
 #pragma unroll
         for (int i = 0; i < W; ++i) {
           y0[i] = (i == j) ? a : y0[i];
           if constexpr (Cfg::kBackward) y1[i] = (i == j) ? b : y1[i];
         }
+      },
+      [&] {
+        constexpr uint32_t kAll = W == 32 ? 0xFFFFFFFFu : (1u << W) - 1u;
+        return huge_grad ? kAll : 0u;
       });
 }
 

@@ -293,9 +293,12 @@ __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
 //   recomputes pair j with the exact sequence and overwrites what emit produced for it. Nothing
 //   but the outputs and the mask stays live across the fast pass; refix fetches its inputs again
 //   (the kernel from global memory, a cache hit) rather than keeping all gates in registers.
-template <int kSig, int kBand, int NP, class Emit, class Refix>
+// more() (optional) is asked once after the fast pass for a mask of further pairs to hand to
+// refix(j) (the SwiGLU backward's rows whose dact * grad overflowed FP32, swiglu_phase1.cuh); in
+// band forms 0 and 1 that is the only refix loop, absent when more() is the constant 0.
+template <int kSig, int kBand, int NP, class Emit, class Refix, class More>
 __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], Emit &&emit,
-                                                      Refix &&refix) {
+                                                      Refix &&refix, More &&more) {
   static_assert(NP >= 1 && NP <= 32, "up to 32 pairs");
   static_assert(kBand >= kBandInline && kBand <= kBandGroup, "band_form is 0, 1, 2 or 3");
   if constexpr (kBand == kBandInline || kBand == kBandCall) {
@@ -303,6 +306,13 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
     for (int j = 0; j < NP; ++j) {
       const float2 g = bf16x2_to_float2(gw[j]);
       emit(j, g, sigmoid_pair<kSig, kBand>(g));
+    }
+    uint32_t flagged = more();
+#pragma unroll 1
+    while (flagged != 0) {
+      const int j = __ffs(flagged) - 1;
+      flagged &= flagged - 1;
+      refix(j);
     }
   } else {
     uint32_t flagged = 0;
@@ -326,6 +336,7 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
       constexpr uint32_t kAll = NP == 32 ? 0xFFFFFFFFu : (1u << NP) - 1u;
       flagged = guard >= kGuardBits ? kAll : 0u;
     }
+    flagged |= more();
 #pragma unroll 1
     while (flagged != 0) {
       const int j = __ffs(flagged) - 1;
@@ -333,6 +344,12 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
       refix(j);
     }
   }
+}
+
+template <int kSig, int kBand, int NP, class Emit, class Refix>
+__device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], Emit &&emit,
+                                                      Refix &&refix) {
+  for_each_sigmoid_pair<kSig, kBand, NP>(gw, emit, refix, [] { return 0u; });
 }
 
 // The exact pair from a packed gate word: what refix computes.

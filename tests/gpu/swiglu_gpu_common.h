@@ -1,6 +1,7 @@
-// What the SwiGLU GPU tests share (test_swiglu_mxfp8.cu, test_swiglu_fp8.cu): the device buffers
-// of a shape, the outputs copied back, and one call (outputs poisoned first, synchronised, the
-// orientations the form writes copied back). A family's scale element (MXFP8: bytes, FP8
+// What the SwiGLU GPU tests share (test_swiglu_mxfp8.cu, test_swiglu_fp8.cu,
+// test_swiglu_range.cu): the measured sigmoid table, the device buffers of a shape, the outputs
+// copied back, and one call (outputs poisoned first, synchronised, the orientations the form
+// writes copied back). A family's scale element (MXFP8: bytes, FP8
 // blockwise: FP32 words) and its sizes, descriptor and entry points are the template arguments.
 #pragma once
 #include <cuda_runtime.h>
@@ -32,6 +33,17 @@ inline std::vector<uint16_t> random_input(int64_t rows, int64_t cols, int kmax, 
     }
   }
   return v;
+}
+
+// A table kernel's 65,536 entries (kernels/common/swiglu_sigmoid_table.cuh: 4,096 threads of 16
+// gates), e.g. the device's exact-sequence sigmoid that the host model then runs with.
+template <class Kernel>
+std::vector<uint32_t> device_table(Kernel kernel) {
+  cake_test::DeviceBuffer<uint32_t> t(65536);
+  kernel<<<32, 128>>>(t.ptr);
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+  return t.download();
 }
 
 template <class Scale, class Sizes>

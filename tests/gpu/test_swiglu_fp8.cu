@@ -189,15 +189,6 @@ __global__ void fp8_cvt_all_f32(unsigned long long *mismatches, uint32_t *first)
   if (bad) atomicAdd(mismatches, bad);
 }
 
-template <class Kernel>
-std::vector<uint32_t> device_table(Kernel kernel) {
-  DeviceBuffer<uint32_t> t(65536);
-  kernel<<<32, 128>>>(t.ptr);
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
-  return t.download();
-}
-
 }  // namespace
 
 static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
@@ -209,7 +200,7 @@ static int teardown(void **) {
 // Must run first: the model of every later test uses the measured table.
 static void test_sigmoid_table_and_cvt(void **) {
   SKIP_WITHOUT_GPU();
-  g_table = device_table(cake_sigmoid_table_exact);
+  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
   const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
   if (!rep.ok) {
     print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());

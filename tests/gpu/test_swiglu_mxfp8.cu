@@ -122,15 +122,6 @@ int check_all_forms(int64_t M, int64_t K, const std::vector<uint16_t> &in,
   return programs;
 }
 
-template <class Kernel>
-std::vector<uint32_t> device_table(Kernel kernel) {
-  DeviceBuffer<uint32_t> t(65536);
-  kernel<<<32, 128>>>(t.ptr);
-  CUDA_OK(cudaGetLastError());
-  CUDA_OK(cudaDeviceSynchronize());
-  return t.download();
-}
-
 __global__ void fill_bf16_hash(uint16_t *out, int64_t n, uint64_t seed) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -156,7 +147,7 @@ static int teardown(void **) {
 // Must run first: the model of every later test uses the measured table.
 static void test_sigmoid_tables(void **) {
   SKIP_WITHOUT_GPU();
-  g_table = device_table(cake_sigmoid_table_exact);
+  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
   const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
   print_message("sigmoid table: max %.2f ulp vs 1/(1+2^fl(g*c)), max %.2f ulp vs float64; spec bound "
                 "(2+|g|/2 ulp) %s (%lld values over it, worst ratio %.2f at gate 0x%04x)\n",
@@ -174,7 +165,7 @@ static void test_sigmoid_tables(void **) {
                {cake_sigmoid_table_f2_b1, "packed/call"}, {cake_sigmoid_table_f2_b2, "packed/loop"},
                {cake_sigmoid_table_f1_b3, "fast/group"},  {cake_sigmoid_table_f2_b3, "packed/group"}};
   for (const auto &f : forms) {
-    const std::vector<uint32_t> got = device_table(f.kernel);
+    const std::vector<uint32_t> got = cake_swiglu_gpu::device_table(f.kernel);
     const cake_gpu_checks::CompareReport r =
         cake_gpu_checks::compare_sigmoid_tables(g_table.data(), got.data(), f.name);
     if (!r.ok) {

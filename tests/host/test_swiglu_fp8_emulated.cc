@@ -303,6 +303,38 @@ void test_tails(void **) {
   print_message("%d emulated tail cases\n", cases);
 }
 
+// The range rows (tests/reference/swiglu_range_ref.h: gates at and near the ends of BF16's range
+// and where dact * grad overflows FP32, against ups and grads at BF16 max, -max, the smallest
+// normal and 0) through every program, both layouts (one rule each): the model's bytes (its
+// wide dgate included), no NaN byte or scale outside a block holding an Inf.
+void test_range_rows(void **) {
+  const int64_t M = 128, K = 256;
+  int cases = 0;
+  for (int layout = 0; layout < 2; ++layout) {
+    const cake_swiglu_emu::RangeRows rows = cake_swiglu_emu::range_rows(layout, M, K);
+    const Inputs &x = rows.x;
+    const int rule = layout;
+    for (const EmuProgram &prog : kPrograms) {
+      const int form = prog.desc.op;
+      Bufs b;
+      run_program(prog, M, K, rule, 2, x, &b);
+      cake_ref::Fp8Out want;
+      cake_ref::swiglu_fp8_model(form, x.in.data(), x.grad.data(), M, K, table().data(), rule,
+                                 &want);
+      const cake_ref::Fp8Compare r = cake_ref::fp8_compare(form, M, K, want, b.rq.data(),
+                                                           b.rs.data(), b.cq.data(), b.cs.data());
+      if (!r.ok) fprintf(stderr, "%s layout %d: %s", prog.name, layout, r.detail.c_str());
+      assert_true(r.ok);
+      const cake_ref::RangeReport rr = cake_ref::check_range_fp8(
+          form, M, K, rows.y[form >= 3], b.rq.data(), b.rs.data(), b.cq.data(), b.cs.data());
+      if (!rr.ok) fprintf(stderr, "%s layout %d: %s", prog.name, layout, rr.detail.c_str());
+      assert_true(rr.ok);
+      ++cases;
+    }
+  }
+  print_message("%d range-row cases\n", cases);
+}
+
 void test_both_equals_parts(void **) {
   for (int bwd = 0; bwd < 2; ++bwd) {
     const int64_t M = 256, K = 384;
@@ -331,6 +363,7 @@ int main(void) {
       cmocka_unit_test(test_all_programs),
       cmocka_unit_test(test_tails),
       cmocka_unit_test(test_both_equals_parts),
+      cmocka_unit_test(test_range_rows),
   };
   return cmocka_run_group_tests_name("swiglu_fp8_emulated", tests, NULL, NULL);
 }

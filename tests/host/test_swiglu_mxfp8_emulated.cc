@@ -211,6 +211,43 @@ void test_all_programs(void **) {
   print_message("%d emulated cases, %zu programs\n", cases, sizeof(kPrograms) / sizeof(kPrograms[0]));
 }
 
+// The range rows (tests/reference/swiglu_range_ref.h: gates at and near the ends of BF16's range
+// and where dact * grad overflows FP32, against ups and grads at BF16 max, -max, the smallest
+// normal and 0) through every program, both layouts: the model's bytes (its wide dgate
+// included), no NaN byte outside a block holding an Inf.
+void test_range_rows(void **) {
+  const int64_t M = 128, K = 256;
+  int cases = 0;
+  for (int layout = 0; layout < 2; ++layout) {
+    const cake_swiglu_emu::RangeRows rows = cake_swiglu_emu::range_rows(layout, M, K);
+    const Inputs &x = rows.x;
+    for (const EmuProgram &prog : kPrograms) {
+      const int form = prog.desc.op;
+      cake::SwigluMxfp8Sizes sz;
+      assert_true(cake::swiglu_mxfp8_sizes(form, M, K, &sz));
+      std::vector<uint8_t> rq((size_t)sz.row_q_bytes, 0xAB), rs((size_t)sz.row_s_bytes, 0xAB);
+      std::vector<uint8_t> cq((size_t)sz.col_q_bytes, 0xAB), cs((size_t)sz.col_s_bytes, 0xAB);
+      cake_swiglu_mxfp8_params p;
+      assert_true(cake::swiglu_mxfp8_fill_params(prog.desc, M, K, x.in.data(), x.grad.data(),
+                                                 rq.data(), rs.data(), cq.data(), cs.data(), &p));
+      const cake::LaunchShape ls = cake::swiglu_mxfp8_launch_shape(prog.desc, M, K, 2);
+      cake_emu::launch([&] { prog.fn(p); }, ls.grid[0], ls.block);
+      cake_ref::Mxfp8Out want;
+      cake_ref::swiglu_mxfp8_model(form, x.in.data(), x.grad.data(), M, K, table().data(), &want);
+      const cake_gpu_checks::CompareReport r = cake_gpu_checks::compare_outputs(
+          form, M, K, want, rq.data(), rs.data(), cq.data(), cs.data());
+      if (!r.ok) fprintf(stderr, "%s layout %d: %s", prog.name, layout, r.summary().c_str());
+      assert_true(r.ok);
+      const cake_ref::RangeReport rr = cake_ref::check_range_mxfp8(
+          form, M, K, rows.y[form >= 3], rq.data(), rs.data(), cq.data(), cs.data());
+      if (!rr.ok) fprintf(stderr, "%s layout %d: %s", prog.name, layout, rr.detail.c_str());
+      assert_true(rr.ok);
+      ++cases;
+    }
+  }
+  print_message("%d range-row cases\n", cases);
+}
+
 void test_both_equals_parts(void **) {
   // Device-style: run the rowwise, colwise and both programs, compare both with the parts.
   for (int bwd = 0; bwd < 2; ++bwd) {
@@ -251,6 +288,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_programs),
       cmocka_unit_test(test_both_equals_parts),
+      cmocka_unit_test(test_range_rows),
   };
   return cmocka_run_group_tests_name("swiglu_mxfp8_emulated", tests, NULL, NULL);
 }

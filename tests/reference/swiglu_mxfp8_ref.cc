@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "mxfp8_encode.h"
 
@@ -107,7 +108,11 @@ void swiglu_y(bool backward, const uint16_t *in, const uint16_t *grad, int64_t M
       } else {
         const float d = bf(grad[m * K + k]);
         const float dact = fmaf(a, 1.0f - s, s);
-        (*y)[m * O + k] = mx::bf16_rn((dact * d) * u);
+        const float dd = dact * d;
+        // dact * grad past FP32's range (|grad| near BF16's largest value): the product's
+        // exponent unbounded, ((dact / 2) * grad) * u * 2 (docs/spec/swiglu-mxfp8.md, "Range").
+        const float dg = std::isinf(dd) ? (((dact * 0.5f) * d) * u) * 2.0f : dd * u;
+        (*y)[m * O + k] = mx::bf16_rn(dg);
         (*y)[m * O + K + k] = mx::bf16_rn(a * d);
       }
     }
