@@ -193,8 +193,18 @@ static void test_routing(void **) {
           d.group_size = 8;
           const std::string v = routed(arch, d, bwd);
           assert_true(is_variant_program(v));
-          // The wide program past 2048, the 256-thread one up to it.
-          assert_true((v.find("_wide") != std::string::npos) == (dd > 2048));
+          if (bwd) {  // the wide program past 2048, the 256-thread one up to it
+            assert_true((v.find("_wide") != std::string::npos) == (dd > 2048));
+          } else {  // 16-bit x and z: the tile program of the width's band
+            const char *band = dd <= 2048 ? "_tile128" : dd <= 4096 ? "_tile256"
+                             : dd <= 5120 ? "_tile320" : "_tile512";
+            assert_true(v.find(band) != std::string::npos);
+            d.x_dtype = CAKE_DTYPE_F32;  // FP32 x: the one-leaf programs
+            const std::string f = routed(arch, d, bwd);
+            assert_true(is_variant_program(f) && f.find("_tile") == std::string::npos);
+            assert_true((f.find("_wide") != std::string::npos) == (dd > 2048));
+            d.x_dtype = CAKE_DTYPE_BF16;
+          }
         }
         d.group_size = 0;
         d.gate = CAKE_NORMGATE_GATE_SIGMOID;

@@ -5,7 +5,8 @@
 // warp, across warps and crossing 32-leaf runs, BF16 / F16 / FP32 tensors that differ, strided
 // rows; y within the spec's contract against the float64 reference, rstd per group, and the
 // same bytes from both layouts and from the tile programs (normgate_variant_tile.cuh: 512
-// threads with a load ring, 320 threads whose rows take every warp, 128 threads with none). What the GPU test checks on the device, here on any machine.
+// threads with a load ring, 320 threads whose rows take every warp, 128 threads with none).
+// What the GPU test checks on the device, here on any machine.
 #include <cmath>
 #include <cstring>
 #include <random>
