@@ -454,6 +454,9 @@ static void test_checkpointed_step_graph(void **) {
       x.upload(in.x);
       z.upload(in.z);
       w.upload(in.w);
+      // The uploads and poisoning run on the legacy stream, which the non-blocking replay stream
+      // does not wait for.
+      CUDA_OK(cudaDeviceSynchronize());
       CUDA_OK(cudaGraphLaunch(exec, stream));
       CUDA_OK(cudaStreamSynchronize(stream));
       const Outputs eager = run_backward(g_handle, in, run);

@@ -271,6 +271,9 @@ static void test_forward_graph_replay(void **) {
     x.upload(fresh.x);
     z.upload(fresh.z);
     y.poison();
+    // The uploads and poisoning run on the legacy stream, which the non-blocking replay stream
+    // does not wait for.
+    CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaGraphLaunch(exec, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
     const std::vector<uint16_t> replayed = y.download();

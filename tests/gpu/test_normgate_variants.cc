@@ -609,6 +609,9 @@ static void test_variant_graph_replay(void **) {
     dx.poison();
     dz.poison();
     dw.poison();
+    // The uploads and poisoning run on the legacy stream, which the non-blocking replay stream
+    // does not wait for.
+    CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaGraphLaunch(exec, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
     const FwdOut eager_y = run_forward(g_handle, fresh, nullptr);

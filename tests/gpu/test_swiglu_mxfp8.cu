@@ -367,6 +367,9 @@ static void test_graph_and_validation(void **) {
     in = random_input(M, 2 * K, replay * 30);
     dev.in.upload(in);
     dev.poison();
+    // The uploads and poisoning run on the legacy stream, which the non-blocking replay stream
+    // does not wait for.
+    CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaGraphLaunch(exec, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
     const std::vector<uint8_t> rq = dev.row_q.download(), cs = dev.col_s.download();
