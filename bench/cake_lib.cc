@@ -55,6 +55,17 @@ bool CakeLib::open(const std::string &p, int device, std::string *why) {
   resolve(so_, "cake_swiglu_fp8_forward", &fp8_forward, nullptr);
   resolve(so_, "cake_swiglu_fp8_backward", &fp8_backward, nullptr);
   resolve(so_, "cake_swiglu_fp8_query", &fp8_query, nullptr);
+  resolve(so_, "cake_swiglu_mxfp8_grouped_desc_init", &mxg_desc_init, nullptr);
+  resolve(so_, "cake_swiglu_mxfp8_grouped_forward", &mxg_forward, nullptr);
+  resolve(so_, "cake_swiglu_mxfp8_grouped_backward", &mxg_backward, nullptr);
+  resolve(so_, "cake_swiglu_mxfp8_grouped_query", &mxg_query, nullptr);
+  resolve(so_, "cake_swiglu_fp8_grouped_desc_init", &f8g_desc_init, nullptr);
+  resolve(so_, "cake_swiglu_fp8_grouped_forward", &f8g_forward, nullptr);
+  resolve(so_, "cake_swiglu_fp8_grouped_backward", &f8g_backward, nullptr);
+  resolve(so_, "cake_swiglu_fp8_grouped_query", &f8g_query, nullptr);
+  resolve(so_, "cake_swiglu_grouped_sizes_init", &grouped_sizes_init, nullptr);
+  resolve(so_, "cake_swiglu_mxfp8_grouped_buffer_sizes", &mxg_buffer_sizes, nullptr);
+  resolve(so_, "cake_swiglu_fp8_grouped_buffer_sizes", &f8g_buffer_sizes, nullptr);
   resolve(so_, "cake_normgate_quant_desc_init", &ng_quant_desc_init, nullptr);
   resolve(so_, "cake_normgate_quant_sizes_init", &ng_quant_sizes_init, nullptr);
   resolve(so_, "cake_normgate_quant_buffer_sizes", &ng_quant_buffer_sizes, nullptr);
@@ -100,6 +111,8 @@ std::string CakeLib::missing() const {
   add(reinterpret_cast<const void *>(swiglu_backward), "cake_swiglu_mxfp8_backward");
   add(reinterpret_cast<const void *>(swiglu_query), "cake_swiglu_mxfp8_query");
   add(reinterpret_cast<const void *>(ng_forward_quantized), "cake_normgate_forward_quantized");
+  add(reinterpret_cast<const void *>(mxg_forward), "cake_swiglu_mxfp8_grouped_forward");
+  add(reinterpret_cast<const void *>(f8g_forward), "cake_swiglu_fp8_grouped_forward");
   return out;
 }
 

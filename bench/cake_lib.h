@@ -37,6 +37,17 @@ struct CakeLib {
   decltype(&cake_swiglu_fp8_forward) fp8_forward = nullptr;
   decltype(&cake_swiglu_fp8_backward) fp8_backward = nullptr;
   decltype(&cake_swiglu_fp8_query) fp8_query = nullptr;
+  decltype(&cake_swiglu_mxfp8_grouped_desc_init) mxg_desc_init = nullptr;
+  decltype(&cake_swiglu_mxfp8_grouped_forward) mxg_forward = nullptr;
+  decltype(&cake_swiglu_mxfp8_grouped_backward) mxg_backward = nullptr;
+  decltype(&cake_swiglu_mxfp8_grouped_query) mxg_query = nullptr;
+  decltype(&cake_swiglu_fp8_grouped_desc_init) f8g_desc_init = nullptr;
+  decltype(&cake_swiglu_fp8_grouped_forward) f8g_forward = nullptr;
+  decltype(&cake_swiglu_fp8_grouped_backward) f8g_backward = nullptr;
+  decltype(&cake_swiglu_fp8_grouped_query) f8g_query = nullptr;
+  decltype(&cake_swiglu_grouped_sizes_init) grouped_sizes_init = nullptr;
+  decltype(&cake_swiglu_mxfp8_grouped_buffer_sizes) mxg_buffer_sizes = nullptr;
+  decltype(&cake_swiglu_fp8_grouped_buffer_sizes) f8g_buffer_sizes = nullptr;
   decltype(&cake_normgate_quant_desc_init) ng_quant_desc_init = nullptr;
   decltype(&cake_normgate_quant_sizes_init) ng_quant_sizes_init = nullptr;
   decltype(&cake_normgate_quant_buffer_sizes) ng_quant_buffer_sizes = nullptr;
@@ -65,6 +76,12 @@ struct CakeLib {
   bool has_normgate_quant() const {
     return has_normgate_forward() && ng_quant_desc_init && ng_quant_sizes_init &&
            ng_quant_buffer_sizes && ng_forward_quantized && ng_forward_quantized_query;
+  }
+  // The grouped forms of one SwiGLU family (fp8: FP8 blockwise, else MXFP8).
+  bool has_swiglu_grouped(bool fp8) const {
+    return grouped_sizes_init &&
+           (fp8 ? f8g_desc_init && f8g_forward && f8g_backward && f8g_query && f8g_buffer_sizes
+                : mxg_desc_init && mxg_forward && mxg_backward && mxg_query && mxg_buffer_sizes);
   }
   bool has_swiglu() const {
     return swiglu_desc_init && swiglu_forward && swiglu_backward;

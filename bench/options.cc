@@ -77,9 +77,24 @@ bool parse_ng_quant_form(const std::string &s, NgQuantForm *out) {
 
 bool parse_sw_shape(const std::string &s, SwShape *out) {
   long long m = 0, k = 0;
-  if (std::sscanf(s.c_str(), "%lldx%lld", &m, &k) != 2 || m <= 0 || k <= 0) return false;
+  int e = 0, used = 0;
+  const size_t slash = s.find('/');
+  const std::string base = s.substr(0, slash);
+  if (std::sscanf(base.c_str(), "%lldx%lld%n", &m, &k, &used) != 2 || m <= 0 || k <= 0 ||
+      used != (int)base.size()) {
+    return false;
+  }
   out->m = m;
   out->k = k;
+  out->experts = 0;
+  out->ragged = false;
+  if (slash == std::string::npos) return true;
+  const std::string g = s.substr(slash + 1);
+  if (std::sscanf(g.c_str(), "E%d%n", &e, &used) != 1 || e <= 0) return false;
+  const std::string rest = g.substr(used);
+  if (!rest.empty() && rest != "r") return false;
+  out->experts = e;
+  out->ragged = rest == "r";
   return true;
 }
 
@@ -293,10 +308,24 @@ bool resolve_lists(const RawFlags &raw, Options *o) {
     }
     o->ng_quant.push_back(qf);
   }
-  for (const std::string &s : split(raw.sw_shapes.empty() ? sw_default : raw.sw_shapes, ',')) {
+  // "grouped": the MoE set, T = 16384 and 65536 tokens, K = 2048 and 7168, 8, 64 and 256
+  // experts of uneven sizes, each against the limit line of the whole tensor.
+  std::string sw_list = raw.sw_shapes.empty() ? sw_default : raw.sw_shapes;
+  if (sw_list == "grouped") {
+    sw_list.clear();
+    for (const char *t : {"16384", "65536"}) {
+      for (const char *k : {"2048", "7168"}) {
+        for (const char *e : {"8", "64", "256"}) {
+          sw_list += std::string(sw_list.empty() ? "" : ",") + t + "x" + k + "/E" + e;
+        }
+      }
+    }
+  }
+  for (const std::string &s : split(sw_list, ',')) {
     SwShape sh;
     if (!parse_sw_shape(s, &sh)) {
-      std::fprintf(stderr, "cake-bench: bad swiglu shape '%s' (MxK)\n", s.c_str());
+      std::fprintf(stderr, "cake-bench: bad swiglu shape '%s' (MxK, MxK/E<n>, MxK/E<n>r)\n",
+                   s.c_str());
       return false;
     }
     o->sw_shapes.push_back(sh);
@@ -347,7 +376,11 @@ void print_usage() {
       "  --ng-shapes LIST        T x H (D = 128) or TxH:D, e.g. 3534x48,260x48:256; a variant\n"
       "                          after /: G<n> (group size), before, sigmoid, nogate\n"
       "                          (16384x1:8192/G1024/before); 'variants' for the variant set\n"
-      "  --sw-shapes LIST        M x K, e.g. 4096x7168\n"
+      "  --sw-shapes LIST        M x K, e.g. 4096x7168; MxK/E<n>: the grouped (MoE) call, M\n"
+      "                          rows split unevenly into n experts of whole 32-row units\n"
+      "                          (MxK/E<n>r: any rows an expert), against the limit line of\n"
+      "                          the whole tensor; 'grouped' for T 16384, 65536 x K 2048,\n"
+      "                          7168 x E 8, 64, 256\n"
       "  --package P             det | nondet | both (default both)\n"
       "  --program NAME          force NAME for every call of an op that it serves\n"
       "  --ab-programs A,B       interleaved A/B of two forced programs (ratio = A us / B us)\n"

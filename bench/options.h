@@ -31,10 +31,19 @@ struct NgShape {
   int64_t rows() const { return t * h; }
 };
 
-// A SwiGLU shape: M rows of 2K BF16 inputs (gate | up), K outputs a row.
+// A SwiGLU shape: M rows of 2K BF16 inputs (gate | up), K outputs a row. With experts > 0 a
+// grouped call (MoE): the M rows split unevenly into that many experts, in whole 32-row units
+// (the grouped MXFP8 GEMMs' token alignment), or any rows an expert when ragged. Written MxK,
+// or MxK/E<n> and MxK/E<n>r.
 struct SwShape {
   int64_t m = 0, k = 0;
-  std::string name() const { return std::to_string(m) + "x" + std::to_string(k); }
+  int experts = 0;
+  bool ragged = false;
+  std::string name() const {
+    std::string s = std::to_string(m) + "x" + std::to_string(k);
+    if (experts > 0) s += "/E" + std::to_string(experts) + (ragged ? "r" : "");
+    return s;
+  }
 };
 
 // A quantized output of the norm-gate forward (cake_normgate_forward_quantized): the format

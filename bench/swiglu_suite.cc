@@ -9,7 +9,7 @@
 namespace cake_bench {
 
 void Bench::swiglu_shape(const SwShape &s) {
-  SwigluWorkload wl(s.m, s.k, sw_fp8_);
+  SwigluWorkload wl(s.m, s.k, sw_fp8_, s.experts, s.ragged);
   bool need_bwd = false;
   for (const SwigluForm &f : o_.sw_forms) need_bwd |= f.backward;
   std::string why;
@@ -46,7 +46,8 @@ void Bench::swiglu_form(SwigluWorkload &wl, const SwShape &s, const SwigluForm &
   const std::string &prog_a = o_.program_a();
   Launchable la, lb;
   std::string label_a, label_b;
-  bool ok = sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
+  bool ok = wl.experts() > 0 ? lib_a_.has_swiglu_grouped(sw_fp8_)
+                             : sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
   if (!ok) err = "not in this build (" + lib_a_.missing() + ")";
   if (ok) {
     label_a = wl.query(lib_a_, f, prog_a.empty() ? nullptr : prog_a.c_str(), &err);
@@ -170,7 +171,7 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
 }
 
 void Bench::routing_swiglu(const SwShape &s) {
-  SwigluWorkload wl(s.m, s.k, sw_fp8_);
+  SwigluWorkload wl(s.m, s.k, sw_fp8_, s.experts, s.ragged);
   bool need_bwd = false;
   for (const SwigluForm &f : o_.sw_forms) need_bwd |= f.backward;
   std::string why;
@@ -191,7 +192,8 @@ void Bench::routing_swiglu(const SwShape &s) {
     rr.shape = s.name();
     std::printf("  routing swiglu   %-16s %-12s ", f.name().c_str(), s.name().c_str());
     std::string err;
-    const bool has = sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
+    const bool has = wl.experts() > 0 ? lib_a_.has_swiglu_grouped(sw_fp8_)
+                                      : sw_fp8_ ? lib_a_.has_swiglu_fp8() : lib_a_.has_swiglu();
     if (has) rr.routed = wl.query(lib_a_, f, nullptr, &err);
     if (rr.routed.empty()) {
       rr.status = "not available";

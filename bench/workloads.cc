@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <random>
 
 namespace cake_bench {
 
@@ -236,10 +237,58 @@ uint64_t SwigluWorkload::device_bytes(bool need_backward) const {
          2 * q_bytes(m_, o) + row_s_bytes(o) + col_s_bytes(o) + (64ull << 20);
 }
 
+std::vector<int32_t> uneven_offsets(int64_t rows, int experts, int unit, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> share(static_cast<size_t>(experts));
+  double total = 0;
+  for (double &w : share) total += (w = u(rng) * u(rng) * u(rng));  // skewed: a few large
+  const int64_t units = rows / unit;
+  std::vector<int32_t> out;
+  int64_t given = 0, end = 0;
+  for (int e = 0; e < experts; ++e) {
+    int64_t n = e + 1 == experts ? units - given : int64_t(share[size_t(e)] / total * double(units));
+    n = std::min(n, units - given);
+    given += n;
+    end += n * unit;
+    if (e + 1 == experts) end = rows;  // the ragged remainder to the last expert
+    out.push_back(int32_t(end));
+  }
+  return out;
+}
+
+std::string SwigluWorkload::grouped_sizes(CakeLib &lib, bool need_backward,
+                                          cake_swiglu_grouped_sizes *s) const {
+  if (!lib.has_swiglu_grouped(fp8_)) return "the grouped SwiGLU calls are not in this build";
+  lib.grouped_sizes_init(s);
+  const SwigluForm f{need_backward, 3};
+  cake_status_t st;
+  if (fp8_) {
+    const cake_swiglu_fp8_grouped_desc d = f8g_desc(lib, f, nullptr);
+    st = lib.f8g_buffer_sizes(&d, need_backward ? 1 : 0, s);
+  } else {
+    const cake_swiglu_mxfp8_grouped_desc d = mxg_desc(lib, f, nullptr);
+    st = lib.mxg_buffer_sizes(&d, need_backward ? 1 : 0, s);
+  }
+  return st == CAKE_STATUS_SUCCESS ? "" : "grouped buffer sizes: " + lib.error(st);
+}
+
 std::string SwigluWorkload::alloc(bool need_backward, CakeLib *lib) {
   const int64_t o = need_backward ? 2 * k_ : k_;
   uint64_t qb = q_bytes(m_, o), rsb = row_s_bytes(o), csb = col_s_bytes(o);
-  if (!fp8_ && lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init && lib->swiglu_sizes_init) {
+  if (experts_ > 0) {
+    // The grouped scales are sized for every split (P padded rows): the library's sizes.
+    if (!lib) return "no library for the grouped sizes";
+    cake_swiglu_grouped_sizes sz;
+    const std::string e = grouped_sizes(*lib, need_backward, &sz);
+    if (!e.empty()) return e;
+    qb = std::max<uint64_t>(qb, sz.q_bytes);
+    rsb = std::max<uint64_t>(rsb, sz.row_s_bytes);
+    csb = std::max<uint64_t>(csb, sz.col_s_bytes);
+    const std::string oe = offsets_.alloc(size_t(experts_) * 4);
+    if (!oe.empty()) return oe;
+  } else if (!fp8_ && lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init &&
+             lib->swiglu_sizes_init) {
     // Trust the library where it is larger (it may pad more than the spec says).
     cake_swiglu_mxfp8_desc dsc = desc(*lib, SwigluForm{need_backward, 3}, nullptr);
     cake_swiglu_mxfp8_sizes sz;
@@ -268,8 +317,85 @@ std::string SwigluWorkload::fresh_inputs(uint64_t seed, int block_exponent_range
     e = launch_fill_bf16(grad_.ptr, size_t(m_) * k_, seed * 2 + 1, 1.0f, 0.0f,
                          block_exponent_range, stream);
   }
+  if (e == cudaSuccess && experts_ > 0) {
+    const std::vector<int32_t> offs = uneven_offsets(m_, experts_, ragged_ ? 1 : 32, seed);
+    e = cudaMemcpyAsync(offsets_.ptr, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice,
+                        stream);
+  }
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   return e == cudaSuccess ? "" : cuda_error("random inputs", e);
+}
+
+cake_swiglu_mxfp8_grouped_desc SwigluWorkload::mxg_desc(CakeLib &lib, const SwigluForm &f,
+                                                        const char *program) const {
+  cake_swiglu_mxfp8_grouped_desc d;
+  std::memset(&d, 0, sizeof d);
+  if (lib.mxg_desc_init) lib.mxg_desc_init(&d);
+  d.tokens = m_;
+  d.k = k_;
+  d.experts = experts_;
+  d.orientation = cake_mxfp8_orientation_t(f.orientation);
+  d.program = program;
+  return d;
+}
+
+cake_swiglu_fp8_grouped_desc SwigluWorkload::f8g_desc(CakeLib &lib, const SwigluForm &f,
+                                                      const char *program) const {
+  cake_swiglu_fp8_grouped_desc d;
+  std::memset(&d, 0, sizeof d);
+  if (lib.f8g_desc_init) lib.f8g_desc_init(&d);
+  d.tokens = m_;
+  d.k = k_;
+  d.experts = experts_;
+  d.orientation = cake_mxfp8_orientation_t(f.orientation);
+  d.program = program;
+  return d;
+}
+
+Call SwigluWorkload::grouped_call(CakeLib &lib, const SwigluForm &f, const char *program) const {
+  CakeLib *l = &lib;
+  const bool row = f.orientation & 1, col = f.orientation & 2, bwd = f.backward, fp8 = fp8_;
+  const void *in = in_.ptr, *grad = grad_.ptr;
+  const int32_t *offs = static_cast<const int32_t *>(offsets_.ptr);
+  void *rq = row ? row_q_.ptr : nullptr, *rs = row ? row_s_.ptr : nullptr;
+  void *cq = col ? col_q_.ptr : nullptr, *cs = col ? col_s_.ptr : nullptr;
+  const cake_swiglu_mxfp8_grouped_desc dm = mxg_desc(lib, f, program);
+  const cake_swiglu_fp8_grouped_desc d8 = f8g_desc(lib, f, program);
+  return [l, dm, d8, fp8, bwd, in, grad, offs, rq, rs, cq, cs](cudaStream_t s) -> std::string {
+    if (!l->has_swiglu_grouped(fp8)) return "the grouped SwiGLU calls are not in this build";
+    cake_status_t st;
+    if (fp8) {
+      st = bwd ? l->f8g_backward(l->handle, &d8, in, grad, offs, rq, rs, cq, cs, nullptr, s)
+               : l->f8g_forward(l->handle, &d8, in, offs, rq, rs, cq, cs, nullptr, s);
+    } else {
+      st = bwd ? l->mxg_backward(l->handle, &dm, in, grad, offs, rq, rs, cq, cs, nullptr, s)
+               : l->mxg_forward(l->handle, &dm, in, offs, rq, rs, cq, cs, nullptr, s);
+    }
+    return st == CAKE_STATUS_SUCCESS ? "" : "grouped swiglu: " + l->error(st);
+  };
+}
+
+std::string SwigluWorkload::grouped_query(CakeLib &lib, const SwigluForm &f, const char *program,
+                                          std::string *err) const {
+  if (!lib.has_swiglu_grouped(fp8_) || !lib.program_info_init) {
+    *err = "the grouped SwiGLU calls are not in this build";
+    return "";
+  }
+  cake_program_info info;
+  lib.program_info_init(&info);
+  cake_status_t st;
+  if (fp8_) {
+    const cake_swiglu_fp8_grouped_desc d = f8g_desc(lib, f, program);
+    st = lib.f8g_query(lib.handle, &d, f.backward ? 1 : 0, &info);
+  } else {
+    const cake_swiglu_mxfp8_grouped_desc d = mxg_desc(lib, f, program);
+    st = lib.mxg_query(lib.handle, &d, f.backward ? 1 : 0, &info);
+  }
+  if (st != CAKE_STATUS_SUCCESS) {
+    *err = lib.error(st);
+    return "";
+  }
+  return info.name;
 }
 
 cake_swiglu_mxfp8_desc SwigluWorkload::desc(CakeLib &lib, const SwigluForm &f,
@@ -297,6 +423,7 @@ cake_swiglu_fp8_desc SwigluWorkload::fp8_desc(CakeLib &lib, const SwigluForm &f,
 }
 
 Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program) const {
+  if (experts_ > 0) return grouped_call(lib, f, program);
   const cake_swiglu_mxfp8_desc dsc = desc(lib, f, program);
   CakeLib *l = &lib;
   const bool row = f.orientation & 1, col = f.orientation & 2;
@@ -331,6 +458,7 @@ Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program
 
 std::string SwigluWorkload::query(CakeLib &lib, const SwigluForm &f, const char *program,
                                   std::string *err) const {
+  if (experts_ > 0) return grouped_query(lib, f, program, err);
   if (fp8_) {
     if (!lib.fp8_query || !lib.program_info_init) {
       *err = "cake_swiglu_fp8_query is not in this build";
@@ -374,6 +502,8 @@ std::vector<const char *> SwigluWorkload::serving_programs(CakeLib &lib,
   return out;
 }
 
+// The limit line: the op's bytes as streaming tensors. A grouped call streams the whole
+// tensor's (the ungrouped call's of all m rows): its scale padding is not counted.
 StreamPlan SwigluWorkload::plan(const SwigluForm &f) const {
   const int64_t o = f.backward ? 2 * k_ : k_;
   StreamPlan p;

@@ -96,10 +96,19 @@ struct SwigluForm {
 std::vector<SwigluForm> all_swiglu_forms();
 bool parse_swiglu_form(const std::string &s, SwigluForm *out);
 
+// The end offsets of an uneven split of `rows` into `experts` (seeded): random shares, in whole
+// units of `unit` rows (every row assigned when rows is a multiple of the unit), some experts
+// with none.
+std::vector<int32_t> uneven_offsets(int64_t rows, int experts, int unit, uint64_t seed);
+
 class SwigluWorkload {
  public:
   // fp8: the SwiGLU + FP8 blockwise family (E4M3 + FP32 scales per 1x128) instead of MXFP8.
-  SwigluWorkload(int64_t m, int64_t k, bool fp8 = false) : m_(m), k_(k), fp8_(fp8) {}
+  // experts > 0: the grouped call over that many experts (docs/spec/swiglu-grouped.md), m rows
+  // in all, split unevenly (fresh offsets with every fresh input): in 32-row units, or any
+  // rows an expert when ragged.
+  SwigluWorkload(int64_t m, int64_t k, bool fp8 = false, int experts = 0, bool ragged = false)
+      : m_(m), k_(k), fp8_(fp8), experts_(experts), ragged_(ragged) {}
 
   // Buffer sizes from the spec (the library's size query, where present, is checked against
   // them).
@@ -119,9 +128,19 @@ class SwigluWorkload {
 
   int64_t m() const { return m_; }
   int64_t k() const { return k_; }
+  int experts() const { return experts_; }
 
  private:
   cake_swiglu_mxfp8_desc desc(CakeLib &lib, const SwigluForm &f, const char *program) const;
+  cake_swiglu_mxfp8_grouped_desc mxg_desc(CakeLib &lib, const SwigluForm &f,
+                                          const char *program) const;
+  cake_swiglu_fp8_grouped_desc f8g_desc(CakeLib &lib, const SwigluForm &f,
+                                        const char *program) const;
+  Call grouped_call(CakeLib &lib, const SwigluForm &f, const char *program) const;
+  std::string grouped_query(CakeLib &lib, const SwigluForm &f, const char *program,
+                            std::string *err) const;
+  // The grouped buffers' sizes from the library (both orientations, the backward's when asked).
+  std::string grouped_sizes(CakeLib &lib, bool need_backward, cake_swiglu_grouped_sizes *s) const;
   cake_swiglu_fp8_desc fp8_desc(CakeLib &lib, const SwigluForm &f, const char *program) const;
   // Scale bytes of the rowwise ([m, o/block]) and colwise ([o, m/block]) matrices.
   uint64_t row_s_bytes(int64_t o) const {
@@ -133,7 +152,9 @@ class SwigluWorkload {
 
   int64_t m_, k_;
   bool fp8_ = false;
-  DeviceMem in_, grad_, row_q_, row_s_, col_q_, col_s_;
+  int experts_ = 0;
+  bool ragged_ = false;
+  DeviceMem in_, grad_, row_q_, row_s_, col_q_, col_s_, offsets_;
 };
 
 }  // namespace cake_bench

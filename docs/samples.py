@@ -43,7 +43,9 @@ DOCUMENTS = [
     "docs/normgate.md",
     "docs/reliability.md",
     "docs/spec/normgate.md",
+    "docs/spec/swiglu-grouped.md",
     "docs/spec/swiglu-mxfp8.md",
+    "docs/swiglu-grouped.md",
     "docs/swiglu-mxfp8.md",
 ]
 MARKER = re.compile(r"^<!-- sample: (.+?) -->\n(```[a-z]*\n)(.*?)^```\n", re.M | re.S)

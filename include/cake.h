@@ -253,6 +253,13 @@ typedef enum cake_op {
   CAKE_OP_SWIGLU_BACKWARD_ROWWISE = 3,    /**< swiglu_mxfp8 backward, rowwise. */
   CAKE_OP_SWIGLU_BACKWARD_COLWISE = 4,    /**< swiglu_mxfp8 backward, colwise. */
   CAKE_OP_SWIGLU_BACKWARD_BOTH = 5,       /**< swiglu_mxfp8 backward, both. */
+  /* The grouped (MoE) forms of both SwiGLU families: the ungrouped form plus 6. Added in 0.4. */
+  CAKE_OP_SWIGLU_GROUPED_FORWARD_ROWWISE = 6,  /**< swiglu grouped forward, rowwise. */
+  CAKE_OP_SWIGLU_GROUPED_FORWARD_COLWISE = 7,  /**< swiglu grouped forward, colwise. */
+  CAKE_OP_SWIGLU_GROUPED_FORWARD_BOTH = 8,     /**< swiglu grouped forward, both. */
+  CAKE_OP_SWIGLU_GROUPED_BACKWARD_ROWWISE = 9, /**< swiglu grouped backward, rowwise. */
+  CAKE_OP_SWIGLU_GROUPED_BACKWARD_COLWISE = 10, /**< swiglu grouped backward, colwise. */
+  CAKE_OP_SWIGLU_GROUPED_BACKWARD_BOTH = 11,   /**< swiglu grouped backward, both. */
 } cake_op_t;
 
 /** @} */
@@ -649,6 +656,226 @@ CAKE_API cake_status_t cake_swiglu_fp8_backward(cake_handle_t handle,
 CAKE_API cake_status_t cake_swiglu_fp8_query(cake_handle_t handle,
                                              const cake_swiglu_fp8_desc *desc, int backward,
                                              cake_program_info *info);
+
+/** @} */
+
+/* ---------------------------------------------------------------------------------------- */
+/** @name Grouped SwiGLU + quantization for MoE experts: the token rows of E experts in one launch,
+ * in either block format. The rows of `in` [T, 2K] are grouped by expert; the experts' end rows
+ * are in device memory and are never read on the host, so a CUDA graph captures a call once and
+ * every replay uses the offsets then in memory. Each expert's rows get the bytes of the
+ * ungrouped call of its family for those rows, in the layouts the grouped GEMMs that consume them
+ * read: docs/spec/swiglu-grouped.md. Added in 0.4. */
+/** @{ */
+
+/** The most experts a grouped call takes. */
+#define CAKE_SWIGLU_GROUPED_MAX_EXPERTS 1024
+
+/** Bits of the word a grouped call writes to its `status` pointer: 0 when the offsets are valid.
+ * Offsets that break a rule still give a defined result (docs/spec/swiglu-grouped.md). */
+typedef enum cake_swiglu_grouped_status {
+  CAKE_SWIGLU_GROUPED_OFFSETS_OK = 0,          /**< Nondecreasing, at least 0, at most T. */
+  CAKE_SWIGLU_GROUPED_OFFSETS_DECREASING = 1,  /**< Some offsets[e] < offsets[e-1], or < 0. */
+  CAKE_SWIGLU_GROUPED_OFFSETS_PAST_TOKENS = 2, /**< Some offsets[e] > T. */
+} cake_swiglu_grouped_status_t;
+
+/** Shape of a grouped SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_grouped_desc_init(). */
+typedef struct cake_swiglu_mxfp8_grouped_desc {
+  size_t struct_size; /**< sizeof(cake_swiglu_mxfp8_grouped_desc). */
+  /** T: rows of in (the token buffer's capacity; every expert's rows lie inside it),
+   *  1 .. 2^31 - 2^18. */
+  int64_t tokens;
+  int64_t k;          /**< Output columns of the forward (in is [T, 2k]): a positive multiple of 32. */
+  int32_t experts;    /**< E: 1 .. CAKE_SWIGLU_GROUPED_MAX_EXPERTS. */
+  cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
+  /** NULL: the router picks; else the name of a grouped program of the handle's table. */
+  const char *program;
+} cake_swiglu_mxfp8_grouped_desc;
+
+/** Shape of a grouped SwiGLU + FP8 blockwise call. Initialise with
+ * cake_swiglu_fp8_grouped_desc_init(). */
+typedef struct cake_swiglu_fp8_grouped_desc {
+  size_t struct_size; /**< sizeof(cake_swiglu_fp8_grouped_desc). */
+  int64_t tokens;     /**< T: rows of in, 1 .. 2^31 - 2^18 (as the MXFP8 descriptor's). */
+  int64_t k;          /**< Output columns of the forward: a positive multiple of 128. */
+  int32_t experts;    /**< E: 1 .. CAKE_SWIGLU_GROUPED_MAX_EXPERTS. */
+  cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
+  cake_fp8_scale_rule_t scale_rule;     /**< Default CAKE_FP8_SCALE_EXACT. */
+  /** NULL: the router picks; else the name of a grouped program of the handle's table. */
+  const char *program;
+} cake_swiglu_fp8_grouped_desc;
+
+/** Sizes of the output buffers of a grouped form (both formats). Scales are sized for every split
+ * of T rows into E experts: P padded scale rows, each expert's scales starting on a 128-row
+ * boundary. */
+typedef struct cake_swiglu_grouped_sizes {
+  size_t struct_size;  /**< sizeof(cake_swiglu_grouped_sizes). */
+  int64_t out_cols;    /**< O: k forward, 2k backward. */
+  int64_t scale_rows;  /**< P = 128 * floor((T + 127 * min(E, T)) / 128). */
+  size_t q_bytes;      /**< Each of row_q and col_q: T * O bytes. */
+  size_t row_s_bytes;  /**< MXFP8: P * ceil(O / 128) * 4; FP8 blockwise: 4 * P * (O / 128). */
+  size_t col_s_bytes;  /**< MXFP8: ceil(O / 128) * 128 * P / 32; FP8 blockwise: 4 * O * P / 128. */
+} cake_swiglu_grouped_sizes;
+
+/**
+ * Set @p desc to defaults (rowwise, routed; tokens, k and experts 0).
+ * @param[out] desc The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_desc_init(cake_swiglu_mxfp8_grouped_desc *desc);
+
+/**
+ * Set @p desc to defaults (rowwise, exact scales, routed; tokens, k and experts 0).
+ * @param[out] desc The descriptor to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_grouped_desc_init(cake_swiglu_fp8_grouped_desc *desc);
+
+/**
+ * Set @p sizes's struct_size and zero the rest.
+ * @param[out] sizes The struct to initialise.
+ * @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL.
+ */
+CAKE_API cake_status_t cake_swiglu_grouped_sizes_init(cake_swiglu_grouped_sizes *sizes);
+
+/**
+ * Output buffer sizes of a grouped SwiGLU + MXFP8 call (both orientations). Needs no handle.
+ * @param[in]  desc      The shape (tokens, k, experts).
+ * @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k).
+ * @param[out] sizes     Initialised with cake_swiglu_grouped_sizes_init().
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT (also when a size overflows 64
+ *         bits), CAKE_STATUS_UNSUPPORTED_SHAPE.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_buffer_sizes(
+    const cake_swiglu_mxfp8_grouped_desc *desc, int backward, cake_swiglu_grouped_sizes *sizes);
+
+/**
+ * Output buffer sizes of a grouped SwiGLU + FP8 blockwise call (both orientations). Needs no
+ * handle.
+ * @param[in]  desc      The shape (tokens, k, experts).
+ * @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k).
+ * @param[out] sizes     Initialised with cake_swiglu_grouped_sizes_init().
+ * @return As cake_swiglu_mxfp8_grouped_buffer_sizes().
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_grouped_buffer_sizes(
+    const cake_swiglu_fp8_grouped_desc *desc, int backward, cake_swiglu_grouped_sizes *sizes);
+
+/**
+ * Grouped forward, MXFP8: for each expert e, its rows of Y = bf16(silu(g) * u) quantized as
+ * cake_swiglu_mxfp8_forward() quantizes them (colwise blocks along the expert's own rows), in the
+ * layouts of the Blackwell grouped MXFP8 GEMMs: row_q [T, k], row_s each expert's swizzled
+ * 128x4 tiles from padded row p[e], col_q [k, T], col_s each expert's tiles contiguous.
+ * @param[in]  handle  A live handle.
+ * @param[in]  desc    tokens, k, experts, orientation, program.
+ * @param[in]  in      BF16 [T, 2k], rows grouped by expert, contiguous, 16-byte aligned.
+ * @param[in]  offsets Device int32 [E]: the end row of each expert (expert e holds rows
+ *                     [offsets[e-1], offsets[e]), offsets[-1] = 0; PyTorch's `offs`), 4-byte
+ *                     aligned. Read by the kernel only.
+ * @param[out] row_q   E4M3 [T, k] (rowwise, else ignored), 16-byte aligned.
+ * @param[out] row_s   E8M0 per-expert swizzled scales (rowwise), 16-byte aligned.
+ * @param[out] col_q   E4M3 [k, T] (colwise), 16-byte aligned.
+ * @param[out] col_s   E8M0 per-expert swizzled scales (colwise), 16-byte aligned.
+ * @param[out] status  NULL, or a device int32 that receives the offsets' check
+ *                     (cake_swiglu_grouped_status_t bits; 0 when valid), 4-byte aligned.
+ * @param[in]  stream  The stream to launch on.
+ * @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,
+ *         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED, CAKE_STATUS_PROGRAM_NOT_FOUND,
+ *         CAKE_STATUS_CUDA_ERROR. Nothing is launched or written on error.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_forward(
+    cake_handle_t handle, const cake_swiglu_mxfp8_grouped_desc *desc, const void *in,
+    const int32_t *offsets, void *row_q, void *row_s, void *col_q, void *col_s, int32_t *status,
+    cake_stream_t stream);
+
+/**
+ * Grouped backward, MXFP8: each expert's rows of [dgate | dup] (as cake_swiglu_mxfp8_backward(),
+ * O = 2k) in the layouts of cake_swiglu_mxfp8_grouped_forward().
+ * @param[in]  handle  A live handle.
+ * @param[in]  desc    tokens, k, experts, orientation, program.
+ * @param[in]  in      BF16 [T, 2k], 16-byte aligned.
+ * @param[in]  grad    BF16 [T, k], 16-byte aligned.
+ * @param[in]  offsets Device int32 [E] end rows, 4-byte aligned.
+ * @param[out] row_q   E4M3 [T, 2k] (rowwise), 16-byte aligned.
+ * @param[out] row_s   E8M0 per-expert swizzled scales (rowwise), 16-byte aligned.
+ * @param[out] col_q   E4M3 [2k, T] (colwise), 16-byte aligned.
+ * @param[out] col_s   E8M0 per-expert swizzled scales (colwise), 16-byte aligned.
+ * @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned.
+ * @param[in]  stream  The stream to launch on.
+ * @return As cake_swiglu_mxfp8_grouped_forward().
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_backward(
+    cake_handle_t handle, const cake_swiglu_mxfp8_grouped_desc *desc, const void *in,
+    const void *grad, const int32_t *offsets, void *row_q, void *row_s, void *col_q, void *col_s,
+    int32_t *status, cake_stream_t stream);
+
+/**
+ * Which program a grouped SwiGLU + MXFP8 call would run, and why.
+ * @param[in]  handle   A live handle.
+ * @param[in]  desc     The call's descriptor.
+ * @param[in]  backward 0 forward, 1 backward.
+ * @param[out] info     Initialised with cake_program_info_init(); receives the choice (grid: the
+ *                      CTAs of the launch, sized from T, E and k).
+ * @return As the call, without the pointer checks.
+ */
+CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_query(cake_handle_t handle,
+                                                       const cake_swiglu_mxfp8_grouped_desc *desc,
+                                                       int backward, cake_program_info *info);
+
+/**
+ * Grouped forward, FP8 blockwise 1x128: each expert's rows of Y quantized as
+ * cake_swiglu_fp8_forward() quantizes them, every expert's slices exactly the ungrouped call's
+ * for its rows (for a per-expert F.scaled_mm loop): row_q [T, k]; row_s expert e's [n_e, k/128]
+ * MN-major from element p[e] * k/128; col_q expert e's [k, n_e] from byte offsets[e-1] * k;
+ * col_s expert e's [k, ceil(n_e/128)] MN-major from element p[e] / 128 * k.
+ * @param[in]  handle  A live handle.
+ * @param[in]  desc    tokens, k, experts, orientation, scale rule, program.
+ * @param[in]  in      BF16 [T, 2k], rows grouped by expert, 16-byte aligned.
+ * @param[in]  offsets Device int32 [E] end rows, 4-byte aligned.
+ * @param[out] row_q   E4M3 [T, k] (rowwise), 16-byte aligned.
+ * @param[out] row_s   FP32 per-expert scales (rowwise), 16-byte aligned.
+ * @param[out] col_q   E4M3 per-expert [k, n_e] (colwise), 16-byte aligned.
+ * @param[out] col_s   FP32 per-expert scales (colwise), 16-byte aligned.
+ * @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned.
+ * @param[in]  stream  The stream to launch on.
+ * @return As cake_swiglu_mxfp8_grouped_forward().
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_grouped_forward(
+    cake_handle_t handle, const cake_swiglu_fp8_grouped_desc *desc, const void *in,
+    const int32_t *offsets, void *row_q, void *row_s, void *col_q, void *col_s, int32_t *status,
+    cake_stream_t stream);
+
+/**
+ * Grouped backward, FP8 blockwise 1x128: each expert's rows of [dgate | dup] (O = 2k) in the
+ * layouts of cake_swiglu_fp8_grouped_forward().
+ * @param[in]  handle  A live handle.
+ * @param[in]  desc    tokens, k, experts, orientation, scale rule, program.
+ * @param[in]  in      BF16 [T, 2k], 16-byte aligned.
+ * @param[in]  grad    BF16 [T, k], 16-byte aligned.
+ * @param[in]  offsets Device int32 [E] end rows, 4-byte aligned.
+ * @param[out] row_q   E4M3 [T, 2k] (rowwise), 16-byte aligned.
+ * @param[out] row_s   FP32 per-expert scales (rowwise), 16-byte aligned.
+ * @param[out] col_q   E4M3 per-expert [2k, n_e] (colwise), 16-byte aligned.
+ * @param[out] col_s   FP32 per-expert scales (colwise), 16-byte aligned.
+ * @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned.
+ * @param[in]  stream  The stream to launch on.
+ * @return As cake_swiglu_mxfp8_grouped_forward().
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_grouped_backward(
+    cake_handle_t handle, const cake_swiglu_fp8_grouped_desc *desc, const void *in,
+    const void *grad, const int32_t *offsets, void *row_q, void *row_s, void *col_q, void *col_s,
+    int32_t *status, cake_stream_t stream);
+
+/**
+ * Which program a grouped SwiGLU + FP8 blockwise call would run, and why.
+ * @param[in]  handle   A live handle.
+ * @param[in]  desc     The call's descriptor.
+ * @param[in]  backward 0 forward, 1 backward.
+ * @param[out] info     Initialised with cake_program_info_init(); receives the choice.
+ * @return As the call, without the pointer checks.
+ */
+CAKE_API cake_status_t cake_swiglu_fp8_grouped_query(cake_handle_t handle,
+                                                     const cake_swiglu_fp8_grouped_desc *desc,
+                                                     int backward, cake_program_info *info);
 
 /** @} */
 

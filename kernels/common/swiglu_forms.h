@@ -11,10 +11,14 @@
 namespace cake {
 
 // ---- forms ----
+// 0..5 the ungrouped forms, 6..11 the same grouped over experts (docs/spec/swiglu-grouped.md):
+// the ungrouped form plus CAKE_SWG_FWD_ROW.
 CAKE_HD constexpr bool sw_form_valid(int form) {
-  return form >= CAKE_SW_FWD_ROW && form <= CAKE_SW_BWD_BOTH;
+  return form >= CAKE_SW_FWD_ROW && form <= CAKE_SWG_BWD_BOTH;
 }
-CAKE_HD constexpr bool sw_backward(int form) { return form >= CAKE_SW_BWD_ROW; }
+CAKE_HD constexpr bool sw_grouped(int form) { return form >= CAKE_SWG_FWD_ROW; }
+CAKE_HD constexpr int sw_base_form(int form) { return form % CAKE_SWG_FWD_ROW; }
+CAKE_HD constexpr bool sw_backward(int form) { return sw_base_form(form) >= CAKE_SW_BWD_ROW; }
 CAKE_HD constexpr int sw_orientation(int form) { return form % 3; }  // 0 row, 1 col, 2 both
 CAKE_HD constexpr bool sw_rowwise(int form) { return sw_orientation(form) != 1; }
 CAKE_HD constexpr bool sw_colwise(int form) { return sw_orientation(form) != 0; }

@@ -24,7 +24,8 @@
 //                    16-byte aligned (M a multiple of 16), else byte by byte. 0 compiles none of
 //                    it, so the aligned programs' code is what it was; the router sends a call
 //                    to a tail program only when M is not a multiple of 128
-//                    (lib/families/family.cc).
+//                    (lib/families/family.cc). Grouped forms (6..11) need it: every expert's
+//                    last row tile may be partial.
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -93,11 +94,15 @@ CAKE_HD constexpr bool f8_col_items_ok(const SwigluFp8Knobs &k) {
   return f8_col_items(k) % 32 == 0;
 }
 CAKE_HD constexpr bool f8_tail_ok(const SwigluFp8Knobs &k) { return k.tail == 0 || k.tail == 1; }
+// Grouped forms: every expert's last row tile may be partial, so the tail code is compiled in.
+CAKE_HD constexpr bool f8_grouped_ok(const SwigluFp8Knobs &k) {
+  return !sw_grouped(k.form) || k.tail == 1;
+}
 
 CAKE_HD constexpr bool f8_knobs_ok(const SwigluFp8Knobs &k) {
   return sw_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
          f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_pipeline_ok(k) &&
-         f8_col_items_ok(k) && f8_tail_ok(k) &&
+         f8_col_items_ok(k) && f8_tail_ok(k) && f8_grouped_ok(k) &&
          sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) && sw_band_form_ok(k);
 }
 
@@ -111,6 +116,7 @@ struct SwigluFp8Cfg {
   static constexpr int kPipeline = kPipeline_;
   static constexpr bool kTail = kTail_ != 0;
   static constexpr int kForm = kForm_;
+  static constexpr bool kGrouped = sw_grouped(kForm_);
   static constexpr bool kBackward = sw_backward(kForm_);
   static constexpr bool kRowwise = sw_rowwise(kForm_);
   static constexpr bool kColwise = sw_colwise(kForm_);
@@ -141,6 +147,7 @@ struct SwigluFp8Cfg {
   static_assert(f8_pipeline_ok(kKnobs), "pipeline: 0, or 1 with every pass's loads at once");
   static_assert(f8_col_items_ok(kKnobs), "phase 2 items: whole warps");
   static_assert(f8_tail_ok(kKnobs), "tail is 0 or 1");
+  static_assert(f8_grouped_ok(kKnobs), "grouped forms: tail 1");
   static_assert(sw_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
   static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");
   static_assert(sw_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");

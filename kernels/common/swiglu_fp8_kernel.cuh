@@ -34,12 +34,16 @@
 #pragma once
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "fp8_block_quant.cuh"
 #include "fp8_blockwise_encode.h"
 #include "hd.h"
 #include "program_desc.h"
 #include "swiglu_fp8_config.h"
 #include "swiglu_fp8_params.h"
+#include "swiglu_fp8_problem.cuh"
+#include "swiglu_grouped_params.h"
 #include "swiglu_phase1.cuh"
 #include "swiglu_sigmoid.cuh"
 #include "vector_io.cuh"
@@ -220,15 +224,19 @@ __device__ __forceinline__ void phase2_tile(const cake_swiglu_fp8_params &p, int
 
 }  // namespace swiglu_fp8
 
-template <class Cfg>
-__device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p) {
-  using namespace swiglu_fp8;
+namespace swiglu_fp8 {
+
+// The walk over the problem's tiles (k fastest) with the schedule's loads; a tile's parameters
+// are its problem's view of the tile's expert (the parameters themselves when ungrouped).
+template <class Cfg, class Problem>
+__device__ __forceinline__ void run_tiles(const Problem &pb) {
   uint32_t *ytile = dynamic_smem<uint32_t>();
   // Tiles are counted in 32 bits (the host checks tiles < 2^31); one uniform division a tile.
-  const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
+  const uint32_t tiles = pb.tiles(), tiles_k = (uint32_t)pb.base().tiles_k;
   auto origin = [&](uint32_t tile, int64_t &m0, int64_t &k0) {
     m0 = (int64_t)(tile / tiles_k) * Cfg::kTileRows;
     k0 = (int64_t)(tile % tiles_k) * kFp8TileCols;
+    return pb.locate(m0);  // the tile's expert; m0 within it
   };
   if constexpr (Cfg::kPipeline == 1) {
     // Every pass's loads in registers (kBatch == kPasses); the next tile's are issued after
@@ -236,27 +244,31 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
     SlotRow in[Cfg::kBatch][Cfg::kRpt];
     uint32_t tile = blockIdx.x;
     int64_t m0 = 0, k0 = 0;
+    int32_t e = 0;
     if (tile < tiles) {
-      origin(tile, m0, k0);
-      load_batch<Cfg>(p, m0, k0, 0, in);
+      e = origin(tile, m0, k0);
+      load_batch<Cfg>(pb.view(e), m0, k0, 0, in);
     }
     while (tile < tiles) {
+      const auto &p = pb.view(e);
       compute_batch<Cfg>(p, m0, k0, 0, in, ytile);
       const uint32_t next = tile + gridDim.x;
       int64_t nm0 = 0, nk0 = 0;
+      int32_t ne = 0;
       if (next < tiles) {
-        origin(next, nm0, nk0);
-        load_batch<Cfg>(p, nm0, nk0, 0, in);
+        ne = origin(next, nm0, nk0);
+        load_batch<Cfg>(pb.view(ne), nm0, nk0, 0, in);
       }
       phase2_tile<Cfg>(p, m0, k0, ytile);
       tile = next;
       m0 = nm0;
       k0 = nk0;
+      e = ne;
     }
   } else {
     for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int64_t m0, k0;
-      origin(tile, m0, k0);
+      const auto &p = pb.view(origin(tile, m0, k0));
 #pragma unroll
       for (int b0 = 0; b0 < Cfg::kPasses; b0 += Cfg::kBatch) {
         SlotRow in[Cfg::kBatch][Cfg::kRpt];
@@ -268,6 +280,26 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
   }
 }
 
+}  // namespace swiglu_fp8
+
+template <class Cfg>
+__device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p) {
+  swiglu_fp8::run_tiles<Cfg>(swiglu_fp8::PlainProblem<Cfg>(p));
+}
+
+// A grouped program (forms 6..11): the same walk over every expert's tiles.
+template <class Cfg>
+__device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_grouped_params &p) {
+  static_assert(Cfg::kGrouped, "grouped parameters for a grouped form");
+  swiglu_fp8::run_tiles<Cfg>(swiglu_fp8::GroupedProblem<Cfg>(p));
+}
+
+// The kernel parameter of a form: the grouped forms take the experts too.
+template <int kForm>
+using swiglu_fp8_params_t =
+    typename std::conditional<sw_grouped(kForm), cake_swiglu_fp8_grouped_params,
+                              cake_swiglu_fp8_params>::type;
+
 }  // namespace cake
 
 // One manifest line -> one extern "C" kernel (the includer defines CAKE_KERNEL_NAME(sym)).
@@ -276,7 +308,7 @@ __device__ __forceinline__ void swiglu_fp8_body(const cake_swiglu_fp8_params &p)
 #define CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread,        \
                                 load_hint, sigmoid_form, band_form, ...)                         \
   extern "C" __global__ void __launch_bounds__(threads, min_ctas)                                \
-      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_swiglu_fp8_params p) {                  \
+      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake::swiglu_fp8_params_t<form> p) {         \
     cake::swiglu_fp8_body<cake::SwigluFp8Cfg<form, threads, tile_rows, rows_per_thread,          \
                                              load_hint, sigmoid_form, band_form,                 \
                                              ##__VA_ARGS__>>(p);                                 \

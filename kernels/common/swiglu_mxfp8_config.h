@@ -63,6 +63,8 @@
 //                    block of a row a thread (four 16-byte shared reads, no shuffle), as items
 //                    after phase 2's: where phase 2 has fewer items than threads (small tiles)
 //                    the otherwise waiting warps take them.
+// Grouped forms (6..11, docs/spec/swiglu-grouped.md) take the same knobs, in k-fastest order one
+// tile at a time (sw_grouped_ok).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -129,7 +131,7 @@ CAKE_HD constexpr int64_t sw_y_words(const SwigluKnobs &k) {
 // Staged colwise scales: staged programs on 128-row tiles of 64 or 128 k-columns collect a
 // tile's col_s bytes as whole pieces of the swizzled layout (swiglu_mxfp8_kernel.cuh).
 CAKE_HD constexpr bool sw_staged_scales(const SwigluKnobs &k) {
-  return sw_colwise(k.form) && sw_stages(k) >= 2 && k.tile_rows == 128 &&
+  return sw_colwise(k.form) && !sw_grouped(k.form) && sw_stages(k) >= 2 && k.tile_rows == 128 &&
          (k.tile_cols == 64 || k.tile_cols == 128);
 }
 CAKE_HD constexpr int64_t sw_scale_piece_bytes(const SwigluKnobs &k) { return k.tile_cols / 8; }
@@ -228,6 +230,12 @@ CAKE_HD constexpr bool sw_group_rows_ok(const SwigluKnobs &k) {
 CAKE_HD constexpr bool sw_tile_pairs_ok(const SwigluKnobs &k) {
   return sw_pair_rows(k) == 1 || (sw_stages(k) >= 2 && sw_colwise(k.form));
 }
+// Grouped forms walk one tile at a time in k-fastest order, from registers or the staged ring:
+// no m-fastest groups, no tile pairs, no pipelined register loads (a tile's expert is found at
+// the tile, swiglu_groups.cuh).
+CAKE_HD constexpr bool sw_grouped_ok(const SwigluKnobs &k) {
+  return !sw_grouped(k.form) || (k.group_rows == 0 && k.pipeline != 1);
+}
 CAKE_HD constexpr bool sw_staged_scales_ok(const SwigluKnobs &k) {  // a thread a piece
   return !sw_staged_scales(k) || sw_scale_pieces(k) <= k.threads;
 }
@@ -244,7 +252,7 @@ CAKE_HD constexpr bool sw_knobs_ok(const SwigluKnobs &k) {
          sw_col_items_ok(k) && sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) &&
          sw_band_form_ok(k) && sw_pipeline_ok(k) && sw_stage_rows_ok(k) &&
          sw_group_rows_ok(k) && sw_tile_pairs_ok(k) && sw_staged_scales_ok(k) &&
-         sw_staged_row_scales_ok(k);
+         sw_staged_row_scales_ok(k) && sw_grouped_ok(k);
 }
 
 // The compile-time configuration of one program: the knobs, and the constants the kernel's
@@ -258,6 +266,7 @@ struct SwigluCfg {
       kBandForm_, kPipeline_, kGroupRows_, kColLanes_, kSlotCols_,     kRowFromTile_};
 
   static constexpr int kForm = kForm_;
+  static constexpr bool kGrouped = sw_grouped(kForm_);
   static constexpr bool kBackward = sw_backward(kForm_);
   static constexpr int kOrientation = sw_orientation(kForm_);
   static constexpr bool kRowwise = sw_rowwise(kForm_);
@@ -333,6 +342,8 @@ struct SwigluCfg {
   static_assert(sw_staged_row_scales_ok(kKnobs), "staged row scales: a thread a store");
   static_assert(sw_col_lanes_ok(kKnobs),
                 "col_lanes: 0, or (colwise/both) a power of two 2..32 dividing tile_rows/16");
+  static_assert(sw_grouped_ok(kKnobs),
+                "grouped forms: group_rows 0 and pipeline 0 or staged (2..8)");
   static_assert(sw_knobs_ok(kKnobs), "every rule above");
 };
 

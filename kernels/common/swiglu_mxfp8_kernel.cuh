@@ -59,11 +59,15 @@
 #pragma once
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "hd.h"
 #include "mxfp8_encode.h"
 #include "program_desc.h"
+#include "swiglu_grouped_params.h"
 #include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
+#include "swiglu_mxfp8_problem.cuh"
 #include "swiglu_phase1.cuh"
 #include "swiglu_phase2.cuh"
 #include "swiglu_scales.cuh"
@@ -77,12 +81,13 @@ namespace swiglu {
 
 // The staged schedule (pipeline >= 2): the inputs of the CTA's next S-1 tiles in flight through
 // the ring in dynamic shared memory, one CTA barrier a tile.
-template <class Cfg>
-__device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &p) {
+template <class Cfg, class Problem>
+__device__ __forceinline__ void staged_schedule(const Problem &pb) {
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
   // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
-  const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
+  const cake_swiglu_mxfp8_params &p = pb.base();
+  const uint32_t tiles = pb.tiles(), tiles_k = (uint32_t)p.tiles_k;
   const uint32_t step = gridDim.x;
   // Staged: copies run S-1 tiles ahead. At the top of each tile one barrier makes the tile's
   // copies (every thread's) visible, and, since every thread has left the tile before, frees
@@ -98,8 +103,12 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
   auto issue_ahead = [&](uint4 *dst) {
     const bool valid = sw.valid(ahead);
     int64_t am0 = 0, ak0 = 0;
-    if (valid) sw.origin(ahead, am0, ak0);
-    stage_issue<Cfg>(p, valid, am0, ak0, dst);
+    int32_t ae = 0;
+    if (valid) {
+      sw.origin(ahead, am0, ak0);
+      ae = pb.locate(am0);
+    }
+    stage_issue<Cfg>(pb.view(ae), valid, am0, ak0, dst);
     sw.advance(ahead);
   };
 #pragma unroll
@@ -130,6 +139,7 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
     sw.origin(at, m0, k0);
     const int pair = sw.pair_state(at);
     sw.advance(at);
+    const cake_swiglu_mxfp8_params &tp = pb.view(pb.locate(m0));  // the tile's problem
     const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
     // This tile's pieces: written in its phase 2 (column scales) or phase 1 (row scales),
     // stored after the next top barrier by the first threads before they reach the next phase
@@ -150,10 +160,10 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
       for (int r = 0; r < Cfg::kRpt; ++r) stage_row<Cfg>(in_stage, slot, r, in);
 #pragma unroll
       for (int r = 0; r < Cfg::kRpt; ++r) {
-        compute_row<Cfg>(p, m0, k0, slot, r, in, smem, rs);
+        compute_row<Cfg>(tp, m0, k0, slot, r, in, smem, rs);
       }
     }
-    phase2_tile<Cfg>(p, m0, k0, smem, pair, held, pieces ? sscale : nullptr);
+    phase2_tile<Cfg>(tp, m0, k0, smem, pair, held, pieces ? sscale : nullptr);
     stage = stage == S - 1 ? 0 : stage + 1;  // no closing barrier: the next top one
     rbuf ^= 1;
   }
@@ -167,17 +177,17 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
     }
   }
   cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit
-  zero_padding<Cfg>(p);
+  pb.finish();
 }
 
 // The register schedule (pipeline 0): each tile's loads issued at the tile's start, every load of
 // a slot in flight before any arithmetic.
-template <class Cfg>
-__device__ __forceinline__ void register_schedule(const cake_swiglu_mxfp8_params &p) {
+template <class Cfg, class Problem>
+__device__ __forceinline__ void register_schedule(const Problem &pb) {
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
   // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
-  const uint32_t tiles = (uint32_t)p.tiles, tiles_k = (uint32_t)p.tiles_k;
+  const uint32_t tiles = pb.tiles(), tiles_k = (uint32_t)pb.base().tiles_k;
   const uint32_t step = gridDim.x;
   const TileWalk<Cfg> walk(tiles_k, tiles / tiles_k, step);
   using Pos = typename TileWalk<Cfg>::Pos;
@@ -186,6 +196,7 @@ __device__ __forceinline__ void register_schedule(const cake_swiglu_mxfp8_params
     int64_t m0, k0;
     walk.origin(at, m0, k0);
     walk.advance(at);
+    const cake_swiglu_mxfp8_params &p = pb.view(pb.locate(m0));  // the tile's problem
 
     // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
 #pragma unroll
@@ -195,13 +206,14 @@ __device__ __forceinline__ void register_schedule(const cake_swiglu_mxfp8_params
 
     phase2_tile<Cfg>(p, m0, k0, smem);  // colwise bytes from the Y tile
   }
-  zero_padding<Cfg>(p);
+  pb.finish();
 }
 
 // The pipelined schedule (pipeline 1): the next tile's loads issued row by row behind the
 // current tile's rows, in the same registers.
 template <class Cfg>
-__device__ __forceinline__ void pipelined_schedule(const cake_swiglu_mxfp8_params &p) {
+__device__ __forceinline__ void pipelined_schedule(const PlainProblem<Cfg> &pb) {
+  const cake_swiglu_mxfp8_params &p = pb.base();
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
   // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
@@ -249,21 +261,40 @@ __device__ __forceinline__ void pipelined_schedule(const cake_swiglu_mxfp8_param
     m0 = nm0;
     k0 = nk0;
   }
-  zero_padding<Cfg>(p);
+  pb.finish();
 }
 
 }  // namespace swiglu
 
 template <class Cfg>
 __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params &p) {
+  const swiglu::PlainProblem<Cfg> pb(p);
   if constexpr (Cfg::kStages >= 2) {
-    swiglu::staged_schedule<Cfg>(p);
+    swiglu::staged_schedule<Cfg>(pb);
   } else if constexpr (Cfg::kPipeline == 0) {
-    swiglu::register_schedule<Cfg>(p);
+    swiglu::register_schedule<Cfg>(pb);
   } else {
-    swiglu::pipelined_schedule<Cfg>(p);
+    swiglu::pipelined_schedule<Cfg>(pb);
   }
 }
+
+// A grouped program (forms 6..11): the same schedules over every expert's tiles.
+template <class Cfg>
+__device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_grouped_params &p) {
+  static_assert(Cfg::kGrouped, "grouped parameters for a grouped form");
+  const swiglu::GroupedProblem<Cfg> pb(p);
+  if constexpr (Cfg::kStages >= 2) {
+    swiglu::staged_schedule<Cfg>(pb);
+  } else {
+    swiglu::register_schedule<Cfg>(pb);
+  }
+}
+
+// The kernel parameter of a form: the grouped forms take the experts too.
+template <int kForm>
+using swiglu_mxfp8_params_t =
+    typename std::conditional<sw_grouped(kForm), cake_swiglu_mxfp8_grouped_params,
+                              cake_swiglu_mxfp8_params>::type;
 
 }  // namespace cake
 
@@ -275,7 +306,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \
   extern "C" __global__ void __launch_bounds__(threads, min_ctas)                               \
-      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake_swiglu_mxfp8_params p) {               \
+      CAKE_KERNEL_NAME(sym)(const __grid_constant__ cake::swiglu_mxfp8_params_t<form> p) {      \
     cake::swiglu_mxfp8_body<cake::SwigluCfg<form, threads, tile_rows, tile_cols,                \
                                             rows_per_thread, load_hint, sigmoid_form,          \
                                             band_form, ##__VA_ARGS__>>(p);                     \

@@ -8,7 +8,8 @@
  *   grad   [M, K]  bf16 (backward only)
  *   row_q  [M, O]  e4m3, byte (m, o) at m*O + o
  *   row_s  swizzled 128x4 E8M0, R = M rows, C = O/32 columns
- *   col_q  [O, M]  e4m3, byte (m, o) at o*M + m
+ *   col_q  [O, M]  e4m3, byte (m, o) at o*col_ld + m (col_ld = M; a grouped call's expert
+ *                  view keeps the whole [O, T] transpose: docs/spec/swiglu-grouped.md)
  *   col_s  swizzled 128x4 E8M0, R = O rows, C = M/32 columns
  * The pointers of a disabled orientation are NULL and never touched. All indexing is 64-bit.
  * The kernel needs M and K to be multiples of 32 (one scale block); the API requires 128. */
@@ -37,12 +38,13 @@ typedef struct cake_swiglu_mxfp8_params {
   int64_t tiles;             /* ceil(M / tile_rows) * tiles_k */
   uint32_t form;             /* cake_swiglu_form the program was compiled for (a record) */
   uint32_t reserved;         /* 0 */
+  int64_t col_ld;            /* bytes from one col_q row to the next: M (a grouped call: T) */
 } cake_swiglu_mxfp8_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_swiglu_mxfp8_params) == 144, "cake_swiglu_mxfp8_params layout changed");
+static_assert(sizeof(cake_swiglu_mxfp8_params) == 152, "cake_swiglu_mxfp8_params layout changed");
 #else
-_Static_assert(sizeof(cake_swiglu_mxfp8_params) == 144, "cake_swiglu_mxfp8_params layout changed");
+_Static_assert(sizeof(cake_swiglu_mxfp8_params) == 152, "cake_swiglu_mxfp8_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_SWIGLU_MXFP8_PARAMS_H_ */

@@ -225,7 +225,9 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
   }
 
   if constexpr (Cfg::kColwise) {
-    if (ok) {
+    // Grouped: an expert's last 32-row block may be partial, and its rows past the expert come
+    // from zero inputs (Y = +0), which leave the block's amax that of its rows.
+    if (Cfg::kGrouped ? k < K : ok) {
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         // Words w .. w+kSlotWords-1 of the row: Y, or dgate then (kTileCols/2 words on) dup.

@@ -58,12 +58,12 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int64_t kk = k0 + (dup ? w - Cfg::kTileCols : w);
   const int64_t o = dup ? p.K + kk : kk;
   const int64_t mb = m0 + blk * 32;
-  uint8_t *const col = p.col_q + o * p.M + mb + h * 16;  // column o, this item's 16 rows
+  uint8_t *const col = p.col_q + o * p.col_ld + mb + h * 16;  // column o, this item's 16 rows
   // The upper tile of a pair is whole (a lower tile follows it), so its pieces exist for every
   // item inside K, whether or not this (possibly partial) lower tile reaches the item's rows.
   if (Cfg::kPairRows == 2 && pair == 2 && kk < p.K) {
     store16(col - Cfg::kTileRows, held.lo);
-    store16(col + p.M - Cfg::kTileRows, held.hi);
+    store16(col + p.col_ld - Cfg::kTileRows, held.hi);
   }
   if (kk < p.K && mb < p.M) {
     // Column w's multiplier in the low half, column w+1's in the high half: one BF16 product
@@ -87,9 +87,26 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
     if (Cfg::kPairRows == 2 && pair == 1) {
       held.lo = lo;
       held.hi = hi;
-    } else {
+    } else if (!Cfg::kGrouped ||
+               (mb + h * 16 + 16 <= p.M &&
+                ((reinterpret_cast<uintptr_t>(col) | (uintptr_t)p.col_ld) & 15) == 0)) {
       store16(col, lo);
-      store16(col + p.M, hi);
+      store16(col + p.col_ld, hi);
+    } else {
+      // Grouped: the item's 16 rows pass the expert's end (a partial block), or start at a row
+      // of col_q that is not 16-byte aligned (T or the expert's first row not a multiple of
+      // 16): the bytes of its rows one by one.
+      const int64_t n = p.M - (mb + h * 16);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        if (i < n) {
+          const int w4 = i >> 2, sh = 8 * (i & 3);
+          const uint32_t wl = w4 == 0 ? lo.x : w4 == 1 ? lo.y : w4 == 2 ? lo.z : lo.w;
+          const uint32_t wh = w4 == 0 ? hi.x : w4 == 1 ? hi.y : w4 == 2 ? hi.z : hi.w;
+          col[i] = (uint8_t)(wl >> sh);
+          col[p.col_ld + i] = (uint8_t)(wh >> sh);
+        }
+      }
     }
     // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's: into its
     // piece (staged scales, below) or straight to col_s.

@@ -89,6 +89,24 @@ __device__ __forceinline__ void zero_scale_padding(uint8_t *s, int64_t rows, int
   }
 }
 
+// Zero the padding of one expert's swizzled scale matrix (grouped forms), by the threads of one
+// CTA: rows [rows, rows_padded) a 32-bit word (four columns of a row) a store, then columns
+// [cols, cols_padded) of rows [0, rows) a byte a store. Every count fits 32 bits (the host's
+// rules on T and K).
+__device__ __forceinline__ void zero_scale_padding_cta(uint8_t *s, int64_t rows, int64_t cols,
+                                                       int64_t rows_padded, int64_t cols_padded) {
+  const uint32_t pad_rows = (uint32_t)(rows_padded - rows);
+  const uint32_t n_below = pad_rows * (uint32_t)(cols_padded / 4);
+  for (uint32_t i = threadIdx.x; i < n_below; i += blockDim.x) {
+    const uint32_t g = i / pad_rows, r = (uint32_t)rows + i % pad_rows;
+    *reinterpret_cast<uint32_t *>(s + mx::swizzle_offset(r, 4 * g, cols_padded)) = 0u;
+  }
+  if (cols_padded == cols) return;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    for (int64_t c = cols; c < cols_padded; ++c) s[mx::swizzle_offset(r, c, cols_padded)] = 0;
+  }
+}
+
 // Zero the padding of the program's scale matrices (none with M, K multiples of 128).
 template <class Cfg>
 __device__ __forceinline__ void zero_padding(const cake_swiglu_mxfp8_params &p) {

@@ -2,6 +2,7 @@
 
 #include "fp8_blockwise_encode.h"
 #include "mxfp8_encode.h"
+#include "swiglu_grouped_layout.h"
 
 namespace cake {
 
@@ -24,12 +25,20 @@ SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog) {
   return k;
 }
 
-uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog) {
+uint32_t swiglu_fp8_ytile_bytes(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(prog.op)) return 0;
   const SwigluFp8Knobs k = swiglu_fp8_knobs(prog);
   // Only knobs the kernel compiles with have a size (the rules keep the arithmetic defined).
   if (!f8_threads_ok(k) || !f8_rows_per_thread_ok(k) || !f8_tile_rows_ok(k)) return 0;
   return static_cast<uint32_t>(f8_dynamic_smem_bytes(k));
+}
+
+uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog) {
+  const uint32_t ytile = swiglu_fp8_ytile_bytes(prog);
+  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(prog.op) || !sw_grouped(prog.op)) {
+    return ytile;
+  }
+  return ytile + static_cast<uint32_t>(swg_table_bytes(kSwgMaxExperts, prog.threads));
 }
 
 bool swiglu_fp8_program_ok(const cake_program_desc &prog) {
@@ -39,8 +48,14 @@ bool swiglu_fp8_program_ok(const cake_program_desc &prog) {
       !f8_tile_rows_ok(k) || !f8_slots_ok(k) || !f8_knobs_ok(k)) {
     return false;
   }
-  // Only a program with dynamic shared memory has a limit to check (its Y tile).
+  // Only a program with dynamic shared memory has a limit to check (its Y tile; grouped, the
+  // group table too: min_ctas CTAs a SM at kSwgFitExperts experts, one at the most).
   const int64_t smem = f8_dynamic_smem_bytes(k);
+  if (sw_grouped(k.form)) {
+    return swiglu_smem_fits(prog.min_ctas_per_sm,
+                            smem + swg_table_bytes(kSwgFitExperts, prog.threads)) &&
+           swiglu_smem_fits(1, smem + swg_table_bytes(kSwgMaxExperts, prog.threads));
+  }
   return smem <= 0 || swiglu_smem_fits(prog.min_ctas_per_sm, smem);
 }
 
@@ -104,7 +119,9 @@ bool swiglu_fp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t K,
                             const void *in, const void *grad, void *row_q, void *row_s,
                             void *col_q, void *col_s, cake_swiglu_fp8_params *out) {
   const int form = prog.op;
-  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(form)) return false;
+  if (prog.family != CAKE_FAMILY_SWIGLU_FP8 || !sw_form_valid(form) || sw_grouped(form)) {
+    return false;
+  }
   if (rule != fp8b::kScaleExact && rule != fp8b::kScalePow2) return false;
   SwigluFp8Sizes sz;
   if (!swiglu_fp8_sizes(form, M, K, &sz)) return false;

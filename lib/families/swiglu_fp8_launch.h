@@ -26,7 +26,11 @@ enum SwigluFp8Knob {
 // The program's knobs as the kernel's configuration reads them.
 SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog);
 
-// Dynamic shared memory of a program: the Y tile of colwise/both programs, else 0.
+// The Y tile of colwise/both programs, else 0.
+uint32_t swiglu_fp8_ytile_bytes(const cake_program_desc &prog);
+
+// Dynamic shared memory a program may launch with: its Y tile, and for a grouped program the
+// group table of the most experts after it.
 uint32_t swiglu_fp8_dynamic_smem_bytes(const cake_program_desc &prog);
 
 // True when the knobs satisfy the kernel's compile-time rules and min_ctas CTAs fit an SM's

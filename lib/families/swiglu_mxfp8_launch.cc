@@ -1,6 +1,7 @@
 #include "families/swiglu_mxfp8_launch.h"
 
 #include "mxfp8_encode.h"
+#include "swiglu_grouped_layout.h"
 
 namespace cake {
 
@@ -32,12 +33,20 @@ SwigluKnobs knobs_of(const cake_program_desc &prog) {
 
 }  // namespace
 
-uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog) {
+uint32_t swiglu_mxfp8_ring_bytes(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(prog.op)) return 0;
   const SwigluKnobs k = knobs_of(prog);
   if (sw_stages(k) < 2) return 0;
   const int64_t bytes = sw_dynamic_smem_bytes(k);
   return bytes > 0 && bytes <= INT32_MAX ? static_cast<uint32_t>(bytes) : 0;
+}
+
+uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog) {
+  const uint32_t ring = swiglu_mxfp8_ring_bytes(prog);
+  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(prog.op) || !sw_grouped(prog.op)) {
+    return ring;
+  }
+  return ring + static_cast<uint32_t>(swg_table_bytes(kSwgMaxExperts, prog.threads));
 }
 
 bool swiglu_mxfp8_form_backward(int form) { return sw_backward(form); }
@@ -54,6 +63,16 @@ bool swiglu_mxfp8_program_ok(const cake_program_desc &prog) {
   if (sw_stages(k) >= 2) {
     const int64_t cta_smem = sw_smem_words(k) * 4 + sw_dynamic_smem_bytes(k);
     if (!swiglu_smem_fits(prog.min_ctas_per_sm, cta_smem)) return false;
+  }
+  // Grouped: the group table too, min_ctas CTAs a SM at kSwgFitExperts experts and one CTA at
+  // the most experts.
+  if (sw_grouped(k.form)) {
+    const int64_t own = sw_smem_words(k) * 4 + (sw_stages(k) >= 2 ? sw_dynamic_smem_bytes(k) : 0);
+    if (!swiglu_smem_fits(prog.min_ctas_per_sm,
+                          own + swg_table_bytes(kSwgFitExperts, prog.threads)) ||
+        !swiglu_smem_fits(1, own + swg_table_bytes(kSwgMaxExperts, prog.threads))) {
+      return false;
+    }
   }
   return true;
 }
@@ -100,7 +119,7 @@ bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t 
                               const void *in, const void *grad, void *row_q, void *row_s,
                               void *col_q, void *col_s, cake_swiglu_mxfp8_params *out) {
   const int form = prog.op;
-  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(form)) return false;
+  if (prog.family != CAKE_FAMILY_SWIGLU_MXFP8 || !form_ok(form) || sw_grouped(form)) return false;
   if (M <= 0 || K <= 0 || M % mx::kBlockElems != 0 || K % mx::kBlockElems != 0) return false;
   mx::SwigluBufferBytes b;
   if (!mx::swiglu_buffer_bytes(swiglu_mxfp8_form_backward(form), M, K, &b)) return false;
@@ -134,6 +153,7 @@ bool swiglu_mxfp8_fill_params(const cake_program_desc &prog, int64_t M, int64_t 
   p.tiles = tiles;
   p.form = static_cast<uint32_t>(form);
   p.reserved = 0;
+  p.col_ld = M;
   *out = p;
   return true;
 }

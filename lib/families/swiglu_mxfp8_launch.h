@@ -29,9 +29,13 @@ enum SwigluKnob {
   kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
 };
 
-// Dynamic shared memory of a program: stages x a tile's input bytes for staged programs
-// (pipeline >= 2), 0 for the others. The handle opts every program with dynamic shared memory
-// in to it once.
+// The staged input ring of a program: stages x a tile's input bytes for staged programs
+// (pipeline >= 2), 0 for the others.
+uint32_t swiglu_mxfp8_ring_bytes(const cake_program_desc &prog);
+
+// Dynamic shared memory a program may launch with: its ring, and for a grouped program the
+// group table of the most experts after it. The handle opts every program with dynamic shared
+// memory in to it once.
 uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog);
 
 // True when the program's knobs satisfy the kernel's compile-time rules (sw_knobs_ok, the rules

@@ -210,6 +210,17 @@ inline float __shfl_up_sync(unsigned int /*mask*/, float v, unsigned int delta) 
   return cake_emu::f32(r);
 }
 
+// The integer up shuffle (the grouped SwiGLU programs' scans of the experts).
+inline int __shfl_up_sync(unsigned int /*mask*/, int v, unsigned int delta) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
+  c->slots[t] = (uint32_t)v;
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | (lane >= delta ? lane - delta : lane)];
+  c->warps[warp]->wait();
+  return (int)r;
+}
+
 // Float and down shuffles, and the votes (the normgate forward bodies): every lane of the warp
 // takes part, as on the device with a full mask.
 inline float __shfl_xor_sync(unsigned int mask, float v, int lane_mask) {

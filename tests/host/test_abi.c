@@ -115,6 +115,28 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_swiglu_fp8_sizes, col_s_bytes, 32),
     FIELD(cake_swiglu_fp8_sizes, row_s_stride, 40),
     FIELD(cake_swiglu_fp8_sizes, col_s_stride, 48),
+    SIZE(cake_swiglu_mxfp8_grouped_desc, 40),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, struct_size, 0),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, tokens, 8),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, k, 16),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, experts, 24),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, orientation, 28),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, program, 32),
+    SIZE(cake_swiglu_fp8_grouped_desc, 48),
+    FIELD(cake_swiglu_fp8_grouped_desc, struct_size, 0),
+    FIELD(cake_swiglu_fp8_grouped_desc, tokens, 8),
+    FIELD(cake_swiglu_fp8_grouped_desc, k, 16),
+    FIELD(cake_swiglu_fp8_grouped_desc, experts, 24),
+    FIELD(cake_swiglu_fp8_grouped_desc, orientation, 28),
+    FIELD(cake_swiglu_fp8_grouped_desc, scale_rule, 32),
+    FIELD(cake_swiglu_fp8_grouped_desc, program, 40),
+    SIZE(cake_swiglu_grouped_sizes, 48),
+    FIELD(cake_swiglu_grouped_sizes, struct_size, 0),
+    FIELD(cake_swiglu_grouped_sizes, out_cols, 8),
+    FIELD(cake_swiglu_grouped_sizes, scale_rows, 16),
+    FIELD(cake_swiglu_grouped_sizes, q_bytes, 24),
+    FIELD(cake_swiglu_grouped_sizes, row_s_bytes, 32),
+    FIELD(cake_swiglu_grouped_sizes, col_s_bytes, 40),
     SIZE(cake_normgate_quant_desc, 24),
     FIELD(cake_normgate_quant_desc, struct_size, 0),
     FIELD(cake_normgate_quant_desc, format, 8),
@@ -213,6 +235,22 @@ static void test_init_functions(void **state) {
   cake_swiglu_fp8_sizes fs;
   assert_int_equal(cake_swiglu_fp8_sizes_init(&fs), CAKE_STATUS_SUCCESS);
   assert_int_equal(fs.struct_size, sizeof fs);
+  cake_swiglu_mxfp8_grouped_desc gm;
+  memset(&gm, 0xab, sizeof gm);
+  assert_int_equal(cake_swiglu_mxfp8_grouped_desc_init(&gm), CAKE_STATUS_SUCCESS);
+  assert_int_equal(gm.struct_size, sizeof gm);
+  assert_int_equal(gm.orientation, CAKE_MXFP8_ROWWISE);
+  assert_int_equal(gm.experts, 0);
+  assert_null(gm.program);
+  cake_swiglu_fp8_grouped_desc gf;
+  memset(&gf, 0xab, sizeof gf);
+  assert_int_equal(cake_swiglu_fp8_grouped_desc_init(&gf), CAKE_STATUS_SUCCESS);
+  assert_int_equal(gf.struct_size, sizeof gf);
+  assert_int_equal(gf.scale_rule, CAKE_FP8_SCALE_EXACT);
+  assert_int_equal(gf.tokens, 0);
+  cake_swiglu_grouped_sizes gs;
+  assert_int_equal(cake_swiglu_grouped_sizes_init(&gs), CAKE_STATUS_SUCCESS);
+  assert_int_equal(gs.struct_size, sizeof gs);
   cake_normgate_quant_desc nq;
   memset(&nq, 0xab, sizeof nq);
   assert_int_equal(cake_normgate_quant_desc_init(&nq), CAKE_STATUS_SUCCESS);

@@ -357,9 +357,9 @@ static void test_resolve_program(void **) {
   assert_int_equal(resolve_program(tab, ng, req, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
   assert_string_equal(cake_last_error_message(),
                       "no sm90 route for normgate op 7, d = 128, 5 rows per SM");
-  swreq = {CAKE_FAMILY_SWIGLU_MXFP8, 9, 0, 16384, 0, 0, nullptr, 0};
+  swreq = {CAKE_FAMILY_SWIGLU_MXFP8, 12, 0, 16384, 0, 0, nullptr, 0};
   assert_int_equal(resolve_program(tab, sw, swreq, &c), CAKE_STATUS_UNSUPPORTED_SHAPE);
-  assert_string_equal(cake_last_error_message(), "no sm90 route for swiglu_mxfp8 form 9, M*K = 16384");
+  assert_string_equal(cake_last_error_message(), "no sm90 route for swiglu_mxfp8 form 12, M*K = 16384");
 }
 
 // The family table: each family's entry gives its own shared-memory rule for every program of

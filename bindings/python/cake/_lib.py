@@ -189,6 +189,46 @@ class SwigluFp8SizesStruct(ctypes.Structure):
     ]
 
 
+class SwigluMxfp8GroupedDesc(ctypes.Structure):
+    """cake_swiglu_mxfp8_grouped_desc (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("tokens", c_int64),
+        ("k", c_int64),
+        ("experts", c_int32),
+        ("orientation", c_orientation),
+        ("program", c_char_p),
+    ]
+
+
+class SwigluFp8GroupedDesc(ctypes.Structure):
+    """cake_swiglu_fp8_grouped_desc (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("tokens", c_int64),
+        ("k", c_int64),
+        ("experts", c_int32),
+        ("orientation", c_orientation),
+        ("scale_rule", c_int),  # cake_fp8_scale_rule_t
+        ("program", c_char_p),
+    ]
+
+
+class SwigluGroupedSizesStruct(ctypes.Structure):
+    """cake_swiglu_grouped_sizes (0.4)."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("out_cols", c_int64),
+        ("scale_rows", c_int64),
+        ("q_bytes", c_size_t),
+        ("row_s_bytes", c_size_t),
+        ("col_s_bytes", c_size_t),
+    ]
+
+
 class NormgateQuantDesc(ctypes.Structure):
     """cake_normgate_quant_desc (0.4): the quantized y of a normgate forward."""
 
@@ -226,6 +266,9 @@ STRUCTS = {
     "cake_swiglu_mxfp8_sizes": SwigluMxfp8SizesStruct,
     "cake_swiglu_fp8_desc": SwigluFp8Desc,
     "cake_swiglu_fp8_sizes": SwigluFp8SizesStruct,
+    "cake_swiglu_mxfp8_grouped_desc": SwigluMxfp8GroupedDesc,
+    "cake_swiglu_fp8_grouped_desc": SwigluFp8GroupedDesc,
+    "cake_swiglu_grouped_sizes": SwigluGroupedSizesStruct,
     "cake_normgate_quant_desc": NormgateQuantDesc,
     "cake_normgate_quant_sizes": NormgateQuantSizesStruct,
 }
@@ -311,6 +354,44 @@ FUNCTIONS = {
     "cake_swiglu_fp8_query": (
         c_status,
         [c_handle, POINTER(SwigluFp8Desc), c_int, POINTER(ProgramInfoStruct)],
+    ),
+    # 0.4: grouped SwiGLU (MoE experts in one launch).
+    "cake_swiglu_mxfp8_grouped_desc_init": (c_status, [POINTER(SwigluMxfp8GroupedDesc)]),
+    "cake_swiglu_fp8_grouped_desc_init": (c_status, [POINTER(SwigluFp8GroupedDesc)]),
+    "cake_swiglu_grouped_sizes_init": (c_status, [POINTER(SwigluGroupedSizesStruct)]),
+    "cake_swiglu_mxfp8_grouped_buffer_sizes": (
+        c_status,
+        [POINTER(SwigluMxfp8GroupedDesc), c_int, POINTER(SwigluGroupedSizesStruct)],
+    ),
+    "cake_swiglu_fp8_grouped_buffer_sizes": (
+        c_status,
+        [POINTER(SwigluFp8GroupedDesc), c_int, POINTER(SwigluGroupedSizesStruct)],
+    ),
+    # handle, desc, in, offsets, row_q, row_s, col_q, col_s, status, stream
+    "cake_swiglu_mxfp8_grouped_forward": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8GroupedDesc)] + [c_devptr] * 7 + [c_stream],
+    ),
+    # handle, desc, in, grad, offsets, row_q, row_s, col_q, col_s, status, stream
+    "cake_swiglu_mxfp8_grouped_backward": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8GroupedDesc)] + [c_devptr] * 8 + [c_stream],
+    ),
+    "cake_swiglu_mxfp8_grouped_query": (
+        c_status,
+        [c_handle, POINTER(SwigluMxfp8GroupedDesc), c_int, POINTER(ProgramInfoStruct)],
+    ),
+    "cake_swiglu_fp8_grouped_forward": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8GroupedDesc)] + [c_devptr] * 7 + [c_stream],
+    ),
+    "cake_swiglu_fp8_grouped_backward": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8GroupedDesc)] + [c_devptr] * 8 + [c_stream],
+    ),
+    "cake_swiglu_fp8_grouped_query": (
+        c_status,
+        [c_handle, POINTER(SwigluFp8GroupedDesc), c_int, POINTER(ProgramInfoStruct)],
     ),
     # 0.4: normgate with quantized y.
     "cake_normgate_quant_desc_init": (c_status, [POINTER(NormgateQuantDesc)]),

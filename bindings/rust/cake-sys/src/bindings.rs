@@ -4,6 +4,7 @@ pub const CAKE_VERSION_MAJOR: u32 = 0;
 pub const CAKE_VERSION_MINOR: u32 = 3;
 pub const CAKE_VERSION_PATCH: u32 = 0;
 pub const CAKE_VERSION: u32 = 300;
+pub const CAKE_SWIGLU_GROUPED_MAX_EXPERTS: u32 = 1024;
 pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -719,6 +720,18 @@ pub const CAKE_OP_SWIGLU_BACKWARD_ROWWISE: cake_op = 3;
 pub const CAKE_OP_SWIGLU_BACKWARD_COLWISE: cake_op = 4;
 #[doc = "< swiglu_mxfp8 backward, both."]
 pub const CAKE_OP_SWIGLU_BACKWARD_BOTH: cake_op = 5;
+#[doc = "< swiglu grouped forward, rowwise."]
+pub const CAKE_OP_SWIGLU_GROUPED_FORWARD_ROWWISE: cake_op = 6;
+#[doc = "< swiglu grouped forward, colwise."]
+pub const CAKE_OP_SWIGLU_GROUPED_FORWARD_COLWISE: cake_op = 7;
+#[doc = "< swiglu grouped forward, both."]
+pub const CAKE_OP_SWIGLU_GROUPED_FORWARD_BOTH: cake_op = 8;
+#[doc = "< swiglu grouped backward, rowwise."]
+pub const CAKE_OP_SWIGLU_GROUPED_BACKWARD_ROWWISE: cake_op = 9;
+#[doc = "< swiglu grouped backward, colwise."]
+pub const CAKE_OP_SWIGLU_GROUPED_BACKWARD_COLWISE: cake_op = 10;
+#[doc = "< swiglu grouped backward, both."]
+pub const CAKE_OP_SWIGLU_GROUPED_BACKWARD_BOTH: cake_op = 11;
 #[doc = " Operations within a family (the same numbers are reused across families)."]
 pub type cake_op = ::std::os::raw::c_uint;
 #[doc = " Operations within a family (the same numbers are reused across families)."]
@@ -1984,6 +1997,636 @@ extern "C" {
     pub fn cake_swiglu_fp8_query(
         handle: cake_handle_t,
         desc: *const cake_swiglu_fp8_desc,
+        backward: ::std::os::raw::c_int,
+        info: *mut cake_program_info,
+    ) -> cake_status_t;
+}
+#[doc = "< Nondecreasing, at least 0, at most T."]
+pub const CAKE_SWIGLU_GROUPED_OFFSETS_OK: cake_swiglu_grouped_status = 0;
+#[doc = "< Some offsets[e] < offsets[e-1], or < 0."]
+pub const CAKE_SWIGLU_GROUPED_OFFSETS_DECREASING: cake_swiglu_grouped_status = 1;
+#[doc = "< Some offsets[e] > T."]
+pub const CAKE_SWIGLU_GROUPED_OFFSETS_PAST_TOKENS: cake_swiglu_grouped_status = 2;
+#[doc = " Bits of the word a grouped call writes to its `status` pointer: 0 when the offsets are valid."]
+#[doc = " Offsets that break a rule still give a defined result (docs/spec/swiglu-grouped.md)."]
+pub type cake_swiglu_grouped_status = ::std::os::raw::c_uint;
+#[doc = " Bits of the word a grouped call writes to its `status` pointer: 0 when the offsets are valid."]
+#[doc = " Offsets that break a rule still give a defined result (docs/spec/swiglu-grouped.md)."]
+pub use self::cake_swiglu_grouped_status as cake_swiglu_grouped_status_t;
+#[doc = " Shape of a grouped SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_grouped_desc_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_mxfp8_grouped_desc {
+    #[doc = "< sizeof(cake_swiglu_mxfp8_grouped_desc)."]
+    pub struct_size: usize,
+    #[doc = " T: rows of in (the token buffer's capacity; every expert's rows lie inside it),"]
+    #[doc = "  1 .. 2^31 - 2^18."]
+    pub tokens: i64,
+    #[doc = "< Output columns of the forward (in is [T, 2k]): a positive multiple of 32."]
+    pub k: i64,
+    #[doc = "< E: 1 .. CAKE_SWIGLU_GROUPED_MAX_EXPERTS."]
+    pub experts: i32,
+    #[doc = "< Default CAKE_MXFP8_ROWWISE."]
+    pub orientation: cake_mxfp8_orientation_t,
+    #[doc = " NULL: the router picks; else the name of a grouped program of the handle's table."]
+    pub program: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_mxfp8_grouped_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_mxfp8_grouped_desc>(),
+        40usize,
+        concat!("Size of: ", stringify!(cake_swiglu_mxfp8_grouped_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_mxfp8_grouped_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_mxfp8_grouped_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(tokens)
+            )
+        );
+    }
+    test_field_tokens();
+    fn test_field_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).k) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(k)
+            )
+        );
+    }
+    test_field_k();
+    fn test_field_experts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).experts) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(experts)
+            )
+        );
+    }
+    test_field_experts();
+    fn test_field_orientation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).orientation) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(orientation)
+            )
+        );
+    }
+    test_field_orientation();
+    fn test_field_program() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).program) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(program)
+            )
+        );
+    }
+    test_field_program();
+}
+#[doc = " Shape of a grouped SwiGLU + FP8 blockwise call. Initialise with"]
+#[doc = " cake_swiglu_fp8_grouped_desc_init()."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_fp8_grouped_desc {
+    #[doc = "< sizeof(cake_swiglu_fp8_grouped_desc)."]
+    pub struct_size: usize,
+    #[doc = "< T: rows of in, 1 .. 2^31 - 2^18 (as the MXFP8 descriptor's)."]
+    pub tokens: i64,
+    #[doc = "< Output columns of the forward: a positive multiple of 128."]
+    pub k: i64,
+    #[doc = "< E: 1 .. CAKE_SWIGLU_GROUPED_MAX_EXPERTS."]
+    pub experts: i32,
+    #[doc = "< Default CAKE_MXFP8_ROWWISE."]
+    pub orientation: cake_mxfp8_orientation_t,
+    #[doc = "< Default CAKE_FP8_SCALE_EXACT."]
+    pub scale_rule: cake_fp8_scale_rule_t,
+    #[doc = " NULL: the router picks; else the name of a grouped program of the handle's table."]
+    pub program: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_fp8_grouped_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_fp8_grouped_desc>(),
+        48usize,
+        concat!("Size of: ", stringify!(cake_swiglu_fp8_grouped_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_fp8_grouped_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_fp8_grouped_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(tokens)
+            )
+        );
+    }
+    test_field_tokens();
+    fn test_field_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).k) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(k)
+            )
+        );
+    }
+    test_field_k();
+    fn test_field_experts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).experts) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(experts)
+            )
+        );
+    }
+    test_field_experts();
+    fn test_field_orientation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).orientation) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(orientation)
+            )
+        );
+    }
+    test_field_orientation();
+    fn test_field_scale_rule() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scale_rule) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(scale_rule)
+            )
+        );
+    }
+    test_field_scale_rule();
+    fn test_field_program() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).program) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(program)
+            )
+        );
+    }
+    test_field_program();
+}
+#[doc = " Sizes of the output buffers of a grouped form (both formats). Scales are sized for every split"]
+#[doc = " of T rows into E experts: P padded scale rows, each expert's scales starting on a 128-row"]
+#[doc = " boundary."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_grouped_sizes {
+    #[doc = "< sizeof(cake_swiglu_grouped_sizes)."]
+    pub struct_size: usize,
+    #[doc = "< O: k forward, 2k backward."]
+    pub out_cols: i64,
+    #[doc = "< P = 128 * floor((T + 127 * min(E, T)) / 128)."]
+    pub scale_rows: i64,
+    #[doc = "< Each of row_q and col_q: T * O bytes."]
+    pub q_bytes: usize,
+    #[doc = "< MXFP8: P * ceil(O / 128) * 4; FP8 blockwise: 4 * P * (O / 128)."]
+    pub row_s_bytes: usize,
+    #[doc = "< MXFP8: ceil(O / 128) * 128 * P / 32; FP8 blockwise: 4 * O * P / 128."]
+    pub col_s_bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_grouped_sizes() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_grouped_sizes>(),
+        48usize,
+        concat!("Size of: ", stringify!(cake_swiglu_grouped_sizes))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_grouped_sizes>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_grouped_sizes))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_out_cols() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_cols) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(out_cols)
+            )
+        );
+    }
+    test_field_out_cols();
+    fn test_field_scale_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scale_rows) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(scale_rows)
+            )
+        );
+    }
+    test_field_scale_rows();
+    fn test_field_q_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).q_bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(q_bytes)
+            )
+        );
+    }
+    test_field_q_bytes();
+    fn test_field_row_s_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).row_s_bytes) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(row_s_bytes)
+            )
+        );
+    }
+    test_field_row_s_bytes();
+    fn test_field_col_s_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_grouped_sizes>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).col_s_bytes) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_grouped_sizes),
+                "::",
+                stringify!(col_s_bytes)
+            )
+        );
+    }
+    test_field_col_s_bytes();
+}
+extern "C" {
+    #[doc = " Set @p desc to defaults (rowwise, routed; tokens, k and experts 0)."]
+    #[doc = " @param[out] desc The descriptor to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL."]
+    pub fn cake_swiglu_mxfp8_grouped_desc_init(
+        desc: *mut cake_swiglu_mxfp8_grouped_desc,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Set @p desc to defaults (rowwise, exact scales, routed; tokens, k and experts 0)."]
+    #[doc = " @param[out] desc The descriptor to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p desc is NULL."]
+    pub fn cake_swiglu_fp8_grouped_desc_init(
+        desc: *mut cake_swiglu_fp8_grouped_desc,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Set @p sizes's struct_size and zero the rest."]
+    #[doc = " @param[out] sizes The struct to initialise."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, or CAKE_STATUS_INVALID_ARGUMENT if @p sizes is NULL."]
+    pub fn cake_swiglu_grouped_sizes_init(sizes: *mut cake_swiglu_grouped_sizes) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Output buffer sizes of a grouped SwiGLU + MXFP8 call (both orientations). Needs no handle."]
+    #[doc = " @param[in]  desc      The shape (tokens, k, experts)."]
+    #[doc = " @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k)."]
+    #[doc = " @param[out] sizes     Initialised with cake_swiglu_grouped_sizes_init()."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_ARGUMENT (also when a size overflows 64"]
+    #[doc = "         bits), CAKE_STATUS_UNSUPPORTED_SHAPE."]
+    pub fn cake_swiglu_mxfp8_grouped_buffer_sizes(
+        desc: *const cake_swiglu_mxfp8_grouped_desc,
+        backward: ::std::os::raw::c_int,
+        sizes: *mut cake_swiglu_grouped_sizes,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Output buffer sizes of a grouped SwiGLU + FP8 blockwise call (both orientations). Needs no"]
+    #[doc = " handle."]
+    #[doc = " @param[in]  desc      The shape (tokens, k, experts)."]
+    #[doc = " @param[in]  backward  0 for the forward (O = k), 1 for the backward (O = 2k)."]
+    #[doc = " @param[out] sizes     Initialised with cake_swiglu_grouped_sizes_init()."]
+    #[doc = " @return As cake_swiglu_mxfp8_grouped_buffer_sizes()."]
+    pub fn cake_swiglu_fp8_grouped_buffer_sizes(
+        desc: *const cake_swiglu_fp8_grouped_desc,
+        backward: ::std::os::raw::c_int,
+        sizes: *mut cake_swiglu_grouped_sizes,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Grouped forward, MXFP8: for each expert e, its rows of Y = bf16(silu(g) * u) quantized as"]
+    #[doc = " cake_swiglu_mxfp8_forward() quantizes them (colwise blocks along the expert's own rows), in the"]
+    #[doc = " layouts of the Blackwell grouped MXFP8 GEMMs: row_q [T, k], row_s each expert's swizzled"]
+    #[doc = " 128x4 tiles from padded row p[e], col_q [k, T], col_s each expert's tiles contiguous."]
+    #[doc = " @param[in]  handle  A live handle."]
+    #[doc = " @param[in]  desc    tokens, k, experts, orientation, program."]
+    #[doc = " @param[in]  in      BF16 [T, 2k], rows grouped by expert, contiguous, 16-byte aligned."]
+    #[doc = " @param[in]  offsets Device int32 [E]: the end row of each expert (expert e holds rows"]
+    #[doc = "                     [offsets[e-1], offsets[e]), offsets[-1] = 0; PyTorch's `offs`), 4-byte"]
+    #[doc = "                     aligned. Read by the kernel only."]
+    #[doc = " @param[out] row_q   E4M3 [T, k] (rowwise, else ignored), 16-byte aligned."]
+    #[doc = " @param[out] row_s   E8M0 per-expert swizzled scales (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q   E4M3 [k, T] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s   E8M0 per-expert swizzled scales (colwise), 16-byte aligned."]
+    #[doc = " @param[out] status  NULL, or a device int32 that receives the offsets' check"]
+    #[doc = "                     (cake_swiglu_grouped_status_t bits; 0 when valid), 4-byte aligned."]
+    #[doc = " @param[in]  stream  The stream to launch on."]
+    #[doc = " @return CAKE_STATUS_SUCCESS, CAKE_STATUS_INVALID_HANDLE, CAKE_STATUS_INVALID_ARGUMENT,"]
+    #[doc = "         CAKE_STATUS_UNSUPPORTED_SHAPE, CAKE_STATUS_MISALIGNED, CAKE_STATUS_PROGRAM_NOT_FOUND,"]
+    #[doc = "         CAKE_STATUS_CUDA_ERROR. Nothing is launched or written on error."]
+    pub fn cake_swiglu_mxfp8_grouped_forward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_mxfp8_grouped_desc,
+        in_: *const ::std::os::raw::c_void,
+        offsets: *const i32,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        status: *mut i32,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Grouped backward, MXFP8: each expert's rows of [dgate | dup] (as cake_swiglu_mxfp8_backward(),"]
+    #[doc = " O = 2k) in the layouts of cake_swiglu_mxfp8_grouped_forward()."]
+    #[doc = " @param[in]  handle  A live handle."]
+    #[doc = " @param[in]  desc    tokens, k, experts, orientation, program."]
+    #[doc = " @param[in]  in      BF16 [T, 2k], 16-byte aligned."]
+    #[doc = " @param[in]  grad    BF16 [T, k], 16-byte aligned."]
+    #[doc = " @param[in]  offsets Device int32 [E] end rows, 4-byte aligned."]
+    #[doc = " @param[out] row_q   E4M3 [T, 2k] (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] row_s   E8M0 per-expert swizzled scales (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q   E4M3 [2k, T] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s   E8M0 per-expert swizzled scales (colwise), 16-byte aligned."]
+    #[doc = " @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned."]
+    #[doc = " @param[in]  stream  The stream to launch on."]
+    #[doc = " @return As cake_swiglu_mxfp8_grouped_forward()."]
+    pub fn cake_swiglu_mxfp8_grouped_backward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_mxfp8_grouped_desc,
+        in_: *const ::std::os::raw::c_void,
+        grad: *const ::std::os::raw::c_void,
+        offsets: *const i32,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        status: *mut i32,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Which program a grouped SwiGLU + MXFP8 call would run, and why."]
+    #[doc = " @param[in]  handle   A live handle."]
+    #[doc = " @param[in]  desc     The call's descriptor."]
+    #[doc = " @param[in]  backward 0 forward, 1 backward."]
+    #[doc = " @param[out] info     Initialised with cake_program_info_init(); receives the choice (grid: the"]
+    #[doc = "                      CTAs of the launch, sized from T, E and k)."]
+    #[doc = " @return As the call, without the pointer checks."]
+    pub fn cake_swiglu_mxfp8_grouped_query(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_mxfp8_grouped_desc,
+        backward: ::std::os::raw::c_int,
+        info: *mut cake_program_info,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Grouped forward, FP8 blockwise 1x128: each expert's rows of Y quantized as"]
+    #[doc = " cake_swiglu_fp8_forward() quantizes them, every expert's slices exactly the ungrouped call's"]
+    #[doc = " for its rows (for a per-expert F.scaled_mm loop): row_q [T, k]; row_s expert e's [n_e, k/128]"]
+    #[doc = " MN-major from element p[e] * k/128; col_q expert e's [k, n_e] from byte offsets[e-1] * k;"]
+    #[doc = " col_s expert e's [k, ceil(n_e/128)] MN-major from element p[e] / 128 * k."]
+    #[doc = " @param[in]  handle  A live handle."]
+    #[doc = " @param[in]  desc    tokens, k, experts, orientation, scale rule, program."]
+    #[doc = " @param[in]  in      BF16 [T, 2k], rows grouped by expert, 16-byte aligned."]
+    #[doc = " @param[in]  offsets Device int32 [E] end rows, 4-byte aligned."]
+    #[doc = " @param[out] row_q   E4M3 [T, k] (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] row_s   FP32 per-expert scales (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q   E4M3 per-expert [k, n_e] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s   FP32 per-expert scales (colwise), 16-byte aligned."]
+    #[doc = " @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned."]
+    #[doc = " @param[in]  stream  The stream to launch on."]
+    #[doc = " @return As cake_swiglu_mxfp8_grouped_forward()."]
+    pub fn cake_swiglu_fp8_grouped_forward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_grouped_desc,
+        in_: *const ::std::os::raw::c_void,
+        offsets: *const i32,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        status: *mut i32,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Grouped backward, FP8 blockwise 1x128: each expert's rows of [dgate | dup] (O = 2k) in the"]
+    #[doc = " layouts of cake_swiglu_fp8_grouped_forward()."]
+    #[doc = " @param[in]  handle  A live handle."]
+    #[doc = " @param[in]  desc    tokens, k, experts, orientation, scale rule, program."]
+    #[doc = " @param[in]  in      BF16 [T, 2k], 16-byte aligned."]
+    #[doc = " @param[in]  grad    BF16 [T, k], 16-byte aligned."]
+    #[doc = " @param[in]  offsets Device int32 [E] end rows, 4-byte aligned."]
+    #[doc = " @param[out] row_q   E4M3 [T, 2k] (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] row_s   FP32 per-expert scales (rowwise), 16-byte aligned."]
+    #[doc = " @param[out] col_q   E4M3 per-expert [2k, n_e] (colwise), 16-byte aligned."]
+    #[doc = " @param[out] col_s   FP32 per-expert scales (colwise), 16-byte aligned."]
+    #[doc = " @param[out] status  NULL, or a device int32 for the offsets' check, 4-byte aligned."]
+    #[doc = " @param[in]  stream  The stream to launch on."]
+    #[doc = " @return As cake_swiglu_mxfp8_grouped_forward()."]
+    pub fn cake_swiglu_fp8_grouped_backward(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_grouped_desc,
+        in_: *const ::std::os::raw::c_void,
+        grad: *const ::std::os::raw::c_void,
+        offsets: *const i32,
+        row_q: *mut ::std::os::raw::c_void,
+        row_s: *mut ::std::os::raw::c_void,
+        col_q: *mut ::std::os::raw::c_void,
+        col_s: *mut ::std::os::raw::c_void,
+        status: *mut i32,
+        stream: cake_stream_t,
+    ) -> cake_status_t;
+}
+extern "C" {
+    #[doc = " Which program a grouped SwiGLU + FP8 blockwise call would run, and why."]
+    #[doc = " @param[in]  handle   A live handle."]
+    #[doc = " @param[in]  desc     The call's descriptor."]
+    #[doc = " @param[in]  backward 0 forward, 1 backward."]
+    #[doc = " @param[out] info     Initialised with cake_program_info_init(); receives the choice."]
+    #[doc = " @return As the call, without the pointer checks."]
+    pub fn cake_swiglu_fp8_grouped_query(
+        handle: cake_handle_t,
+        desc: *const cake_swiglu_fp8_grouped_desc,
         backward: ::std::os::raw::c_int,
         info: *mut cake_program_info,
     ) -> cake_status_t;

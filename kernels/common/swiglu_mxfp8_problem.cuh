@@ -1,0 +1,89 @@
+// SwiGLU + MXFP8: the problem a schedule walks. Ungrouped, the parameters' own tiles. Grouped
+// (docs/spec/swiglu-grouped.md), the row tiles of every expert: a tile found in the group table
+// (swiglu_groups.cuh) is the ungrouped program's tile of its expert's view, a problem of n_e
+// rows whose pointers start at the expert's rows and scales, so the schedules' steps run
+// unchanged on it. A schedule asks the problem for its tile count, the expert of a tile and the
+// row offset within it (locate), the parameters of that expert (view) and, at the end, the
+// scale padding (finish). The ungrouped problem answers with the parameters themselves, so its
+// programs' code is what the schedules wrote before grouping existed.
+#pragma once
+#include <stdint.h>
+
+#include "mxfp8_encode.h"
+#include "swiglu_groups.cuh"
+#include "swiglu_grouped_params.h"
+#include "swiglu_mxfp8_params.h"
+#include "swiglu_scales.cuh"
+
+namespace cake {
+namespace swiglu {
+
+template <class Cfg>
+struct PlainProblem {
+  const cake_swiglu_mxfp8_params &p;
+  __device__ __forceinline__ explicit PlainProblem(const cake_swiglu_mxfp8_params &p_) : p(p_) {}
+  __device__ __forceinline__ const cake_swiglu_mxfp8_params &base() const { return p; }
+  __device__ __forceinline__ uint32_t tiles() const { return (uint32_t)p.tiles; }
+  __device__ __forceinline__ int32_t locate(int64_t &) const { return 0; }
+  __device__ __forceinline__ const cake_swiglu_mxfp8_params &view(int32_t) const { return p; }
+  __device__ __forceinline__ void finish() const { zero_padding<Cfg>(p); }
+};
+
+template <class Cfg>
+struct GroupedProblem {
+  const cake_swiglu_mxfp8_params &p;  // the whole token buffer
+  swg::GroupTable t;
+
+  __device__ __forceinline__ explicit GroupedProblem(const cake_swiglu_mxfp8_grouped_params &g)
+      : p(g.base), t(swg::build_group_table<Cfg::kTileRows>(g.groups)) {}
+  __device__ __forceinline__ const cake_swiglu_mxfp8_params &base() const { return p; }
+  // Every expert's row tiles x the K tiles (below 2^31: the host bounds the row tiles).
+  __device__ __forceinline__ uint32_t tiles() const { return t.row_tiles * (uint32_t)p.tiles_k; }
+  // m0: the walk's row offset (row tile x tile_rows) in, the row offset within the expert out.
+  __device__ __forceinline__ int32_t locate(int64_t &m0) const {
+    uint32_t local;
+    const int32_t e = t.find((uint32_t)(m0 / Cfg::kTileRows), local);
+    m0 = (int64_t)local * Cfg::kTileRows;
+    return e;
+  }
+  // Expert e's problem: its rows of in, grad and row_q; its row_s tiles from padded row p[e];
+  // its columns of the [O, T] col_q (col_ld stays T); its col_s tiles from column p[e] / 32.
+  __device__ __forceinline__ cake_swiglu_mxfp8_params view(int32_t e) const {
+    const swg::ExpertRows x = t.rows(e);
+    cake_swiglu_mxfp8_params v = p;
+    const int64_t n = x.rows;
+    v.M = n;
+    v.in = p.in + x.start * 2 * p.K;
+    if constexpr (Cfg::kBackward) v.grad = p.grad + x.start * p.K;
+    if constexpr (Cfg::kRowwise) {
+      v.row_q = p.row_q + x.start * p.O;
+      v.row_s = p.row_s + x.pad_start * p.row_s_cols_padded;
+      v.row_s_rows_padded = mx::scale_rows_padded(n);
+    }
+    if constexpr (Cfg::kColwise) {
+      v.col_q = p.col_q + x.start;
+      v.col_s = p.col_s + (x.pad_start / mx::kBlockElems) * p.col_s_rows_padded;
+      v.col_s_cols = (n + mx::kBlockElems - 1) / mx::kBlockElems;
+      v.col_s_cols_padded = mx::scale_cols_padded(v.col_s_cols);
+    }
+    return v;
+  }
+  // Each expert's scale padding, expert e by CTA e mod grid (an expert with no rows has none).
+  __device__ __forceinline__ void finish() const {
+    for (int32_t e = (int32_t)blockIdx.x; e < t.experts; e += (int32_t)gridDim.x) {
+      if (t.rows(e).rows == 0) continue;
+      const cake_swiglu_mxfp8_params v = view(e);
+      if constexpr (Cfg::kRowwise) {
+        zero_scale_padding_cta(v.row_s, v.M, v.row_s_cols, v.row_s_rows_padded,
+                               v.row_s_cols_padded);
+      }
+      if constexpr (Cfg::kColwise) {
+        zero_scale_padding_cta(v.col_s, v.O, v.col_s_cols, v.col_s_rows_padded,
+                               v.col_s_cols_padded);
+      }
+    }
+  }
+};
+
+}  // namespace swiglu
+}  // namespace cake
