@@ -16,30 +16,16 @@ namespace cake {
 namespace swiglu_fp8 {
 
 template <class Cfg>
-struct PlainProblem {
-  const cake_swiglu_fp8_params &p;
-  __device__ __forceinline__ explicit PlainProblem(const cake_swiglu_fp8_params &p_) : p(p_) {}
-  __device__ __forceinline__ const cake_swiglu_fp8_params &base() const { return p; }
-  __device__ __forceinline__ uint32_t tiles() const { return (uint32_t)p.tiles; }
-  __device__ __forceinline__ int32_t locate(int64_t &) const { return 0; }
-  __device__ __forceinline__ const cake_swiglu_fp8_params &view(int32_t) const { return p; }
-};
+using PlainProblem = swg::PlainTiles<cake_swiglu_fp8_params>;
 
 template <class Cfg>
-struct GroupedProblem {
-  const cake_swiglu_fp8_params &p;  // the whole token buffer
-  swg::GroupTable t;
-
+struct GroupedProblem : swg::GroupedTiles<cake_swiglu_fp8_params, Cfg::kTileRows> {
+  using Tiles = swg::GroupedTiles<cake_swiglu_fp8_params, Cfg::kTileRows>;
+  using Tiles::p;
+  using Tiles::t;
   __device__ __forceinline__ explicit GroupedProblem(const cake_swiglu_fp8_grouped_params &g)
-      : p(g.base), t(swg::build_group_table<Cfg::kTileRows>(g.groups)) {}
-  __device__ __forceinline__ const cake_swiglu_fp8_params &base() const { return p; }
-  __device__ __forceinline__ uint32_t tiles() const { return t.row_tiles * (uint32_t)p.tiles_k; }
-  __device__ __forceinline__ int32_t locate(int64_t &m0) const {
-    uint32_t local;
-    const int32_t e = t.find((uint32_t)(m0 / Cfg::kTileRows), local);
-    m0 = (int64_t)local * Cfg::kTileRows;
-    return e;
-  }
+      : Tiles(g.base, g.groups) {}
+  // Expert e's problem: its rows of in, grad and row_q; its row_s, col_q and col_s matrices.
   __device__ __forceinline__ cake_swiglu_fp8_params view(int32_t e) const {
     const swg::ExpertRows x = t.rows(e);
     cake_swiglu_fp8_params v = p;

@@ -37,8 +37,14 @@ struct GroupTable {
     const int64_t start = e > 0 ? end[e - 1] : 0;
     return ExpertRows{start, end[e] - start, e > 0 ? pad_end[e - 1] : 0};
   }
-  // The expert of row tile rt (< row_tiles) and the tile's index within it.
-  __device__ __forceinline__ int32_t find(uint32_t rt, uint32_t &local) const {
+  // The expert of row tile rt (< row_tiles) and the tile's index within it. `hint`, an expert
+  // found before, is tried first: a CTA's tiles climb the row tiles, often within one expert.
+  __device__ __forceinline__ int32_t find(uint32_t rt, uint32_t &local, int32_t hint) const {
+    const uint32_t hint_start = hint > 0 ? (uint32_t)tile_end[hint - 1] : 0u;
+    if (rt >= hint_start && rt < (uint32_t)tile_end[hint]) {
+      local = rt - hint_start;
+      return hint;
+    }
     int32_t lo = 0, hi = experts - 1;
     while (lo < hi) {
       const int32_t mid = (lo + hi) >> 1;
@@ -136,6 +142,39 @@ __device__ __forceinline__ GroupTable build_group_table(const cake_swiglu_groups
   }
   return GroupTable{end, tile_end, pad_end, E, (uint32_t)tile_end[E - 1]};
 }
+
+// The problem of an ungrouped program (both families): the parameters' own tiles, the
+// parameters themselves for every tile.
+template <class P>
+struct PlainTiles {
+  const P &p;
+  __device__ __forceinline__ explicit PlainTiles(const P &p_) : p(p_) {}
+  __device__ __forceinline__ const P &base() const { return p; }
+  __device__ __forceinline__ uint32_t tiles() const { return (uint32_t)p.tiles; }
+  __device__ __forceinline__ int32_t locate(int64_t &) const { return 0; }
+  __device__ __forceinline__ const P &view(int32_t) const { return p; }
+};
+
+// The walk side of a grouped problem (both families): every expert's row tiles of kTileRows
+// rows x the K tiles, and a tile's expert; the family's problem adds the expert's view.
+template <class P, int kTileRows>
+struct GroupedTiles {
+  const P &p;  // the whole token buffer
+  GroupTable t;
+  mutable int32_t hint = 0;  // the expert of the last tile located
+  __device__ __forceinline__ GroupedTiles(const P &p_, const cake_swiglu_groups &g)
+      : p(p_), t(build_group_table<kTileRows>(g)) {}
+  __device__ __forceinline__ const P &base() const { return p; }
+  // Below 2^31: the host bounds the row tiles of every split.
+  __device__ __forceinline__ uint32_t tiles() const { return t.row_tiles * (uint32_t)p.tiles_k; }
+  // m0: the walk's row offset (row tile x tile_rows) in, the row offset within the expert out.
+  __device__ __forceinline__ int32_t locate(int64_t &m0) const {
+    uint32_t local;
+    hint = t.find((uint32_t)(m0 / kTileRows), local, hint);
+    m0 = (int64_t)local * kTileRows;
+    return hint;
+  }
+};
 
 }  // namespace swg
 }  // namespace cake

@@ -19,33 +19,19 @@ namespace cake {
 namespace swiglu {
 
 template <class Cfg>
-struct PlainProblem {
-  const cake_swiglu_mxfp8_params &p;
-  __device__ __forceinline__ explicit PlainProblem(const cake_swiglu_mxfp8_params &p_) : p(p_) {}
-  __device__ __forceinline__ const cake_swiglu_mxfp8_params &base() const { return p; }
-  __device__ __forceinline__ uint32_t tiles() const { return (uint32_t)p.tiles; }
-  __device__ __forceinline__ int32_t locate(int64_t &) const { return 0; }
-  __device__ __forceinline__ const cake_swiglu_mxfp8_params &view(int32_t) const { return p; }
+struct PlainProblem : swg::PlainTiles<cake_swiglu_mxfp8_params> {
+  __device__ __forceinline__ explicit PlainProblem(const cake_swiglu_mxfp8_params &p_)
+      : swg::PlainTiles<cake_swiglu_mxfp8_params>(p_) {}
   __device__ __forceinline__ void finish() const { zero_padding<Cfg>(p); }
 };
 
 template <class Cfg>
-struct GroupedProblem {
-  const cake_swiglu_mxfp8_params &p;  // the whole token buffer
-  swg::GroupTable t;
-
+struct GroupedProblem : swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows> {
+  using Tiles = swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows>;
+  using Tiles::p;
+  using Tiles::t;
   __device__ __forceinline__ explicit GroupedProblem(const cake_swiglu_mxfp8_grouped_params &g)
-      : p(g.base), t(swg::build_group_table<Cfg::kTileRows>(g.groups)) {}
-  __device__ __forceinline__ const cake_swiglu_mxfp8_params &base() const { return p; }
-  // Every expert's row tiles x the K tiles (below 2^31: the host bounds the row tiles).
-  __device__ __forceinline__ uint32_t tiles() const { return t.row_tiles * (uint32_t)p.tiles_k; }
-  // m0: the walk's row offset (row tile x tile_rows) in, the row offset within the expert out.
-  __device__ __forceinline__ int32_t locate(int64_t &m0) const {
-    uint32_t local;
-    const int32_t e = t.find((uint32_t)(m0 / Cfg::kTileRows), local);
-    m0 = (int64_t)local * Cfg::kTileRows;
-    return e;
-  }
+      : Tiles(g.base, g.groups) {}
   // Expert e's problem: its rows of in, grad and row_q; its row_s tiles from padded row p[e];
   // its columns of the [O, T] col_q (col_ld stays T); its col_s tiles from column p[e] / 32.
   __device__ __forceinline__ cake_swiglu_mxfp8_params view(int32_t e) const {

@@ -7,13 +7,28 @@ int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o) {
   return (backward ? 3 : 0) + orient;
 }
 
+cake_status_t swiglu_check_backward(int backward) {
+  if (backward == 0 || backward == 1) return CAKE_STATUS_SUCCESS;
+  return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)",
+              backward);
+}
+
+cake_status_t swiglu_check_orientation(const cake_mxfp8_orientation_t &orientation_field) {
+  const int32_t orientation = enum_bits(orientation_field);
+  if (orientation == CAKE_MXFP8_ROWWISE || orientation == CAKE_MXFP8_COLWISE ||
+      orientation == CAKE_MXFP8_BOTH) {
+    return CAKE_STATUS_SUCCESS;
+  }
+  return fail(CAKE_STATUS_INVALID_ARGUMENT,
+              "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
+              "least one orientation must be enabled",
+              orientation);
+}
+
 cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
                                 const cake_mxfp8_orientation_t &orientation_field,
                                 const SwigluShapeRule &rule) {
-  if (backward != 0 && backward != 1) {
-    return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)",
-                backward);
-  }
+  CAKE_TRY(swiglu_check_backward(backward));
   if (m <= 0 || k <= 0) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT, "desc->m = %lld, desc->k = %lld: both must be > 0",
                 static_cast<long long>(m), static_cast<long long>(k));
@@ -37,15 +52,7 @@ cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
                 static_cast<long long>(rule.m_multiple), static_cast<long long>(rule.k_multiple),
                 rule.why);
   }
-  const int32_t orientation = enum_bits(orientation_field);
-  if (orientation != CAKE_MXFP8_ROWWISE && orientation != CAKE_MXFP8_COLWISE &&
-      orientation != CAKE_MXFP8_BOTH) {
-    return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
-                "least one orientation must be enabled",
-                orientation);
-  }
-  return CAKE_STATUS_SUCCESS;
+  return swiglu_check_orientation(orientation_field);
 }
 
 cake_status_t swiglu_check_bytes(int64_t m, int64_t k, bool sizes_ok) {

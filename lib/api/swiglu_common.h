@@ -30,6 +30,10 @@ struct SwigluShapeRule {
   const char *why;
 };
 
+// backward is 0 or 1; the orientation one of the three (the grouped calls check them too).
+cake_status_t swiglu_check_backward(int backward);
+cake_status_t swiglu_check_orientation(const cake_mxfp8_orientation_t &orientation);
+
 // The descriptor checks of both families, in order: backward is 0 or 1, M and K positive and
 // multiples of the family's rule, the orientation one of the three.
 cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,

@@ -33,10 +33,7 @@ cake_status_t check_aligned4(const void *ptr, const char *name) {
 cake_status_t check_grouped_desc(int backward, int64_t T, int64_t k, int32_t E,
                                  const cake_mxfp8_orientation_t &orientation_field,
                                  int64_t k_multiple, const char *why) {
-  if (backward != 0 && backward != 1) {
-    return fail(CAKE_STATUS_INVALID_ARGUMENT, "backward = %d: 0 (forward) or 1 (backward)",
-                backward);
-  }
+  CAKE_TRY(swiglu_check_backward(backward));
   if (T <= 0 || k <= 0 || E < 1) {
     return fail(CAKE_STATUS_INVALID_ARGUMENT,
                 "desc->tokens = %lld, desc->k = %lld, desc->experts = %d: tokens and k must be > "
@@ -62,15 +59,7 @@ cake_status_t check_grouped_desc(int backward, int64_t T, int64_t k, int32_t E,
                 "desc->k = %lld: at most %lld (2k output columns backward, counted in 32 bits)",
                 static_cast<long long>(k), static_cast<long long>(kSwgMaxCols / 2));
   }
-  const int32_t orientation = enum_bits(orientation_field);
-  if (orientation != CAKE_MXFP8_ROWWISE && orientation != CAKE_MXFP8_COLWISE &&
-      orientation != CAKE_MXFP8_BOTH) {
-    return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                "desc->orientation = %d: CAKE_MXFP8_ROWWISE (1), _COLWISE (2) or _BOTH (3); at "
-                "least one orientation must be enabled",
-                orientation);
-  }
-  return CAKE_STATUS_SUCCESS;
+  return swiglu_check_orientation(orientation_field);
 }
 
 // The tensors of one call: those the form uses must be non-NULL (status may be NULL), aligned

@@ -245,6 +245,74 @@ std::vector<Problem> problems(int64_t k_unit) {
   };
 }
 
+// The routed ungrouped call of n rows at ein (egrad), its form's buffers copied back.
+Host ungrouped(bool mxfp8, int form, int64_t n, int64_t K, const uint16_t *ein,
+               const uint16_t *egrad) {
+  const bool bwd = form >= 3;
+  auto run = [&](auto desc, auto sizes, auto buffer_sizes, auto forward, auto backward) {
+    desc.m = n;
+    desc.k = K;
+    desc.orientation = static_cast<cake_mxfp8_orientation_t>(form % 3 + 1);
+    CAKE_OK(buffer_sizes(&desc, bwd, &sizes));
+    DeviceBuffer<uint8_t> rq(sizes.q_bytes), rs(sizes.row_s_bytes), cq(sizes.q_bytes),
+        cs(sizes.col_s_bytes);
+    CAKE_OK(bwd ? backward(g_handle, &desc, ein, egrad, rq.ptr, rs.ptr, cq.ptr, cs.ptr, nullptr)
+                : forward(g_handle, &desc, ein, rq.ptr, rs.ptr, cq.ptr, cs.ptr, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    Host h;
+    if (form % 3 != 1) {
+      h.row_q = rq.download();
+      h.row_s = rs.download();
+    }
+    if (form % 3 != 0) {
+      h.col_q = cq.download();
+      h.col_s = cs.download();
+    }
+    return h;
+  };
+  if (mxfp8) {
+    cake_swiglu_mxfp8_desc d;
+    cake_swiglu_mxfp8_desc_init(&d);
+    cake_swiglu_mxfp8_sizes s;
+    cake_swiglu_mxfp8_sizes_init(&s);
+    return run(d, s, cake_swiglu_mxfp8_buffer_sizes, cake_swiglu_mxfp8_forward,
+               cake_swiglu_mxfp8_backward);
+  }
+  cake_swiglu_fp8_desc d;
+  cake_swiglu_fp8_desc_init(&d);
+  cake_swiglu_fp8_sizes s;
+  cake_swiglu_fp8_sizes_init(&s);
+  return run(d, s, cake_swiglu_fp8_buffer_sizes, cake_swiglu_fp8_forward,
+             cake_swiglu_fp8_backward);
+}
+
+// Whether expert e's slices of the grouped buffers are the ungrouped call's bytes (spec,
+// "Layouts": the offsets of each family's slices).
+bool slices_equal(bool mxfp8, int form, const Problem &p, const cake_ref::GroupRows &g, int64_t e,
+                  const Host &grouped, const Host &u) {
+  const int64_t O = form >= 3 ? 2 * p.K : p.K, n = g.rows[e], c0 = g.start[e], p0 = g.pad[e];
+  auto same = [](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b, int64_t at) {
+    return std::memcmp(a.data(), b.data() + at, a.size()) == 0;
+  };
+  bool ok = true;
+  if (form % 3 != 1) {
+    ok &= same(u.row_q, grouped.row_q, c0 * O);
+    ok &= same(u.row_s, grouped.row_s, mxfp8 ? p0 * ((O / 32 + 3) / 4 * 4) : 4 * p0 * (O / 128));
+  }
+  if (form % 3 != 0) {
+    if (mxfp8) {  // col_q [O, T]: the expert's columns
+      for (int64_t o = 0; o < O; ++o) {
+        ok &= std::memcmp(u.col_q.data() + o * n, grouped.col_q.data() + o * p.T + c0, n) == 0;
+      }
+      ok &= same(u.col_s, grouped.col_s, (O + 127) / 128 * 128 * p0 / 32);
+    } else {
+      ok &= same(u.col_q, grouped.col_q, c0 * O);
+      ok &= same(u.col_s, grouped.col_s, 4 * (p0 / 128) * O);
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
@@ -276,6 +344,7 @@ static void test_every_program(void **) {
   assert_int_equal(runs, 5 * 6 * (1 + 2) * (1 + 1 + (int)g_cross.size()));
 }
 
+
 // Every expert's slices against the ungrouped call of its rows (in + 2K c[e-1]).
 static void test_bit_identical_to_ungrouped(void **) {
   SKIP_WITHOUT_GPU();
@@ -293,93 +362,20 @@ static void test_bit_identical_to_ungrouped(void **) {
     const cake_ref::GroupRows g = cake_ref::grouped_rows(p.offsets, p.T);
     int slices = 0;
     for (int form = 0; form < 6; ++form) {
-      const bool bwd = form >= 3, row = form % 3 != 1, col = form % 3 != 0;
-      const int64_t O = bwd ? 2 * p.K : p.K;
       dev.poison();
       CAKE_OK(launch(g_handle, dev, p, form, 0, mxfp8, nullptr, nullptr));
       CUDA_OK(cudaDeviceSynchronize());
       const Host grouped = download(dev, p, form, mxfp8);
       for (int64_t e = 0; e < p.E(); ++e) {
-        const int64_t n = g.rows[e], c0 = g.start[e], p0 = g.pad[e];
+        const int64_t n = g.rows[e], c0 = g.start[e];
         if (n == 0 || (mxfp8 && n % 32 != 0)) continue;
-        const uint16_t *ein = dev.in.ptr + c0 * 2 * p.K, *egrad = dev.grad.ptr + c0 * p.K;
-        std::vector<uint8_t> uq, us, cq, cs;
-        if (mxfp8) {
-          cake_swiglu_mxfp8_desc d;
-          cake_swiglu_mxfp8_desc_init(&d);
-          d.m = n;
-          d.k = p.K;
-          d.orientation = static_cast<cake_mxfp8_orientation_t>(form % 3 + 1);
-          cake_swiglu_mxfp8_sizes s;
-          cake_swiglu_mxfp8_sizes_init(&s);
-          CAKE_OK(cake_swiglu_mxfp8_buffer_sizes(&d, bwd, &s));
-          DeviceBuffer<uint8_t> a(s.q_bytes), b(s.row_s_bytes), c(s.q_bytes), dd(s.col_s_bytes);
-          CAKE_OK(bwd ? cake_swiglu_mxfp8_backward(g_handle, &d, ein, egrad, a.ptr, b.ptr, c.ptr,
-                                                   dd.ptr, nullptr)
-                      : cake_swiglu_mxfp8_forward(g_handle, &d, ein, a.ptr, b.ptr, c.ptr, dd.ptr,
-                                                  nullptr));
-          CUDA_OK(cudaDeviceSynchronize());
-          if (row) {
-            uq = a.download();
-            us = b.download();
-          }
-          if (col) {
-            cq = c.download();
-            cs = dd.download();
-          }
-          const int64_t row_cp = (O / 32 + 3) / 4 * 4, col_rp = (O + 127) / 128 * 128;
-          bool same = true;
-          if (row) {
-            same &= !memcmp(uq.data(), grouped.row_q.data() + c0 * O, uq.size());
-            same &= !memcmp(us.data(), grouped.row_s.data() + p0 * row_cp, us.size());
-          }
-          if (col) {
-            for (int64_t o = 0; o < O; ++o) {  // col_q [O, T]: the expert's columns
-              same &= !memcmp(cq.data() + o * n, grouped.col_q.data() + o * p.T + c0, n);
-            }
-            same &= !memcmp(cs.data(), grouped.col_s.data() + col_rp * p0 / 32, cs.size());
-          }
-          if (!same) {
-            print_error("MXFP8 form %d expert %lld (%lld rows): slices differ from the ungrouped "
-                        "call\n",
-                        form, (long long)e, (long long)n);
-            fail();
-          }
-        } else {
-          cake_swiglu_fp8_desc d;
-          cake_swiglu_fp8_desc_init(&d);
-          d.m = n;
-          d.k = p.K;
-          d.orientation = static_cast<cake_mxfp8_orientation_t>(form % 3 + 1);
-          cake_swiglu_fp8_sizes s;
-          cake_swiglu_fp8_sizes_init(&s);
-          CAKE_OK(cake_swiglu_fp8_buffer_sizes(&d, bwd, &s));
-          DeviceBuffer<uint8_t> a(s.q_bytes), b(s.row_s_bytes), c(s.q_bytes), dd(s.col_s_bytes);
-          CAKE_OK(bwd ? cake_swiglu_fp8_backward(g_handle, &d, ein, egrad, a.ptr, b.ptr, c.ptr,
-                                                 dd.ptr, nullptr)
-                      : cake_swiglu_fp8_forward(g_handle, &d, ein, a.ptr, b.ptr, c.ptr, dd.ptr,
-                                                nullptr));
-          CUDA_OK(cudaDeviceSynchronize());
-          bool same = true;
-          const int64_t J = O / 128;
-          if (row) {
-            uq = a.download();
-            us = b.download();
-            same &= !memcmp(uq.data(), grouped.row_q.data() + c0 * O, uq.size());
-            same &= !memcmp(us.data(), grouped.row_s.data() + 4 * p0 * J, us.size());
-          }
-          if (col) {
-            cq = c.download();
-            cs = dd.download();
-            same &= !memcmp(cq.data(), grouped.col_q.data() + c0 * O, cq.size());
-            same &= !memcmp(cs.data(), grouped.col_s.data() + 4 * (p0 / 128) * O, cs.size());
-          }
-          if (!same) {
-            print_error("FP8 form %d expert %lld (%lld rows): slices differ from the ungrouped "
-                        "call\n",
-                        form, (long long)e, (long long)n);
-            fail();
-          }
+        const Host u = ungrouped(mxfp8, form, n, p.K, dev.in.ptr + c0 * 2 * p.K,
+                                 dev.grad.ptr + c0 * p.K);
+        if (!slices_equal(mxfp8, form, p, g, e, grouped, u)) {
+          print_error("%s form %d expert %lld (%lld rows): slices differ from the ungrouped "
+                      "call\n",
+                      mxfp8 ? "MXFP8" : "FP8 blockwise", form, (long long)e, (long long)n);
+          fail();
         }
         ++slices;
       }
