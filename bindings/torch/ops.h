@@ -31,6 +31,12 @@ inline constexpr OpSchema kSchemas[] = {
      "-> (Tensor, Tensor, Tensor, Tensor)"},
     {"swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
      "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)"},
+    // Grouped SwiGLU over MoE experts (offs: int32 end rows); format:
+    // cake_normgate_quant_format_t; (row_q, row_s, col_q, col_s, status). Not differentiable.
+    {"swiglu_grouped_fwd(Tensor inp, Tensor offs, int format, int orientation, "
+     "int scale_rule=0, str? program=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_grouped_bwd(Tensor inp, Tensor grad, Tensor offs, int format, int orientation, "
+     "int scale_rule=0, str? program=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
     // The norm-gate forward (the default form) with quantized y: (q, q_scale, y); format:
     // cake_normgate_quant_format_t; y empty unless write_y. Not differentiable.
     {"normgate_fwd_quant(Tensor x, Tensor z, Tensor w, int format, int scale_rule=0, "

@@ -24,8 +24,8 @@ import sys
 from ctypes import byref, c_size_t
 
 from . import _lib
-from ._lib import (NormgateDesc, NormgateQuantDesc, SwigluFp8Desc, SwigluMxfp8Desc,
-                   library_candidates)
+from ._lib import (NormgateDesc, NormgateQuantDesc, SwigluFp8Desc, SwigluFp8GroupedDesc,
+                   SwigluMxfp8Desc, SwigluMxfp8GroupedDesc, library_candidates)
 from .errors import (
     ArchUnsupportedError,
     CakeError,
@@ -61,6 +61,9 @@ __all__ = [
     "swiglu_fp8_expected_sizes",
     "NormgateQuantFormat", "NormgateQuantSizes", "normgate_quant_desc",
     "normgate_quant_buffer_sizes", "normgate_quant_expected_sizes",
+    "SWIGLU_GROUPED_MAX_EXPERTS", "GroupedOffsetsStatus", "SwigluGroupedSizes",
+    "swiglu_mxfp8_grouped_desc", "swiglu_fp8_grouped_desc", "swiglu_grouped_buffer_sizes",
+    "swiglu_grouped_expected_sizes",
 ]
 
 
@@ -292,6 +295,30 @@ class SwigluFp8Sizes:
     col_s_bytes: int
     row_s_stride: int
     col_s_stride: int
+
+
+#: CAKE_SWIGLU_GROUPED_MAX_EXPERTS: the most experts a grouped SwiGLU call takes (0.4).
+SWIGLU_GROUPED_MAX_EXPERTS = 1024
+
+
+class GroupedOffsetsStatus(enum.IntFlag):
+    """cake_swiglu_grouped_status_t: the bits a grouped call writes to its status word (0.4)."""
+
+    OK = 0
+    DECREASING = 1   # some offsets[e] < offsets[e-1], or offsets[0] < 0
+    PAST_TOKENS = 2  # some offsets[e] > T
+
+
+@dataclasses.dataclass(frozen=True)
+class SwigluGroupedSizes:
+    """cake_swiglu_grouped_sizes: output buffer sizes of one grouped SwiGLU form (either
+    format), scales sized for every split of T rows into E experts (P padded scale rows)."""
+
+    out_cols: int
+    scale_rows: int
+    q_bytes: int
+    row_s_bytes: int
+    col_s_bytes: int
 
 
 class NormgateQuantFormat(enum.IntEnum):
@@ -601,6 +628,61 @@ def swiglu_fp8_expected_sizes(m: int, k: int, backward: bool = False) -> SwigluF
     return SwigluFp8Sizes(o, m * o, 4 * m * (o // 128), 4 * o * ((m + 127) // 128), m, o)
 
 
+def swiglu_mxfp8_grouped_desc(tokens: int, k: int, experts: int, orientation=Orientation.ROWWISE,
+                              program: str | None = None) -> SwigluMxfp8GroupedDesc:
+    """A cake_swiglu_mxfp8_grouped_desc initialised by its init function, then these set."""
+    desc = SwigluMxfp8GroupedDesc()
+    _L().call("cake_swiglu_mxfp8_grouped_desc_init", byref(desc))
+    desc.tokens, desc.k, desc.experts = int(tokens), int(k), int(experts)
+    desc.orientation = int(Orientation.parse(orientation))
+    desc.program = _program(program)
+    return desc
+
+
+def swiglu_fp8_grouped_desc(tokens: int, k: int, experts: int, orientation=Orientation.ROWWISE,
+                            scale_rule=Fp8ScaleRule.EXACT,
+                            program: str | None = None) -> SwigluFp8GroupedDesc:
+    """A cake_swiglu_fp8_grouped_desc initialised by its init function, then these set."""
+    desc = SwigluFp8GroupedDesc()
+    _L().call("cake_swiglu_fp8_grouped_desc_init", byref(desc))
+    desc.tokens, desc.k, desc.experts = int(tokens), int(k), int(experts)
+    desc.orientation = int(Orientation.parse(orientation))
+    desc.scale_rule = int(Fp8ScaleRule.parse(scale_rule))
+    desc.program = _program(program)
+    return desc
+
+
+def swiglu_grouped_buffer_sizes(tokens: int, k: int, experts: int, backward: bool = False,
+                                format="mxfp8") -> SwigluGroupedSizes:
+    """cake_swiglu_{mxfp8,fp8}_grouped_buffer_sizes(): output sizes of the grouped forward
+    (O = k) or backward (O = 2k); format "mxfp8" or "fp8_blockwise". Needs no device."""
+    fmt = NormgateQuantFormat.parse(format)
+    sizes = _lib.SwigluGroupedSizesStruct()
+    _L().call("cake_swiglu_grouped_sizes_init", byref(sizes))
+    if fmt == NormgateQuantFormat.MXFP8:
+        desc = swiglu_mxfp8_grouped_desc(tokens, k, experts)
+        _L().call("cake_swiglu_mxfp8_grouped_buffer_sizes", byref(desc), 1 if backward else 0,
+                  byref(sizes))
+    else:
+        desc = swiglu_fp8_grouped_desc(tokens, k, experts)
+        _L().call("cake_swiglu_fp8_grouped_buffer_sizes", byref(desc), 1 if backward else 0,
+                  byref(sizes))
+    return SwigluGroupedSizes(sizes.out_cols, sizes.scale_rows, sizes.q_bytes, sizes.row_s_bytes,
+                              sizes.col_s_bytes)
+
+
+def swiglu_grouped_expected_sizes(tokens: int, k: int, experts: int, backward: bool = False,
+                                  format="mxfp8") -> SwigluGroupedSizes:
+    """The sizes the spec defines (docs/spec/swiglu-grouped.md, Layouts), computed without the
+    library (shape inference for fake tensors)."""
+    o = 2 * k if backward else k
+    p = (tokens + 127 * min(experts, tokens)) // 128 * 128
+    if NormgateQuantFormat.parse(format) == NormgateQuantFormat.MXFP8:
+        return SwigluGroupedSizes(o, p, tokens * o, p * ((o // 32 + 3) // 4 * 4),
+                                  (o + 127) // 128 * 128 * p // 32)
+    return SwigluGroupedSizes(o, p, tokens * o, 4 * p * (o // 128), 4 * o * (p // 128))
+
+
 def normgate_quant_desc(format=NormgateQuantFormat.FP8_BLOCKWISE, scale_rule=Fp8ScaleRule.EXACT,
                         heads: int = 0) -> NormgateQuantDesc:
     """A cake_normgate_quant_desc initialised by cake_normgate_quant_desc_init(), then these set
@@ -802,4 +884,29 @@ class Handle:
 
     def swiglu_fp8_query(self, desc: SwigluFp8Desc, backward: bool = False) -> ProgramInfo:
         return self._info("cake_swiglu_fp8_query", byref(desc), 1 if backward else 0)
+
+    # -- grouped swiglu, both formats (0.4) ----------------------------------------------
+    def swiglu_grouped_forward(self, desc, inp, offsets, row_q=None, row_s=None, col_q=None,
+                               col_s=None, status=None, stream=None) -> None:
+        """cake_swiglu_mxfp8_grouped_forward() or cake_swiglu_fp8_grouped_forward() (by the
+        descriptor's type). offsets: the device int32 [E] end rows. Asynchronous."""
+        name = "cake_swiglu_fp8_grouped_forward" if isinstance(desc, SwigluFp8GroupedDesc) \
+            else "cake_swiglu_mxfp8_grouped_forward"
+        self._lib.call(name, self._live(), byref(desc), _ptr(inp), _ptr(offsets), _ptr(row_q),
+                       _ptr(row_s), _ptr(col_q), _ptr(col_s), _ptr(status), _stream(stream))
+
+    def swiglu_grouped_backward(self, desc, inp, grad, offsets, row_q=None, row_s=None,
+                                col_q=None, col_s=None, status=None, stream=None) -> None:
+        """cake_swiglu_mxfp8_grouped_backward() or cake_swiglu_fp8_grouped_backward().
+        Asynchronous."""
+        name = "cake_swiglu_fp8_grouped_backward" if isinstance(desc, SwigluFp8GroupedDesc) \
+            else "cake_swiglu_mxfp8_grouped_backward"
+        self._lib.call(name, self._live(), byref(desc), _ptr(inp), _ptr(grad), _ptr(offsets),
+                       _ptr(row_q), _ptr(row_s), _ptr(col_q), _ptr(col_s), _ptr(status),
+                       _stream(stream))
+
+    def swiglu_grouped_query(self, desc, backward: bool = False) -> ProgramInfo:
+        name = "cake_swiglu_fp8_grouped_query" if isinstance(desc, SwigluFp8GroupedDesc) \
+            else "cake_swiglu_mxfp8_grouped_query"
+        return self._info(name, byref(desc), 1 if backward else 0)
 

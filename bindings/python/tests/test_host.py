@@ -367,6 +367,30 @@ def test_swiglu_buffer_sizes_match_the_spec():
                 assert got == cake.swiglu_mxfp8_expected_sizes(m, k, bwd), (m, k, bwd)
 
 
+def test_swiglu_grouped_sizes_match_the_spec():
+    require_symbols("cake_swiglu_grouped_sizes_init", "cake_swiglu_mxfp8_grouped_buffer_sizes",
+                    "cake_swiglu_fp8_grouped_buffer_sizes")
+    # docs/spec/swiglu-grouped.md's examples: P = 512 for both.
+    s = cake.swiglu_grouped_buffer_sizes(256, 64, 3)
+    assert (s.scale_rows, s.row_s_bytes, s.col_s_bytes) == (512, 512 * 4, 128 * 512 // 32)
+    f = cake.swiglu_grouped_buffer_sizes(330, 256, 2, format="fp8_blockwise")
+    assert (f.scale_rows, f.q_bytes, f.row_s_bytes, f.col_s_bytes) == (512, 330 * 256, 4096, 4096)
+    for fmt, ks in (("mxfp8", (32, 160, 2048)), ("fp8_blockwise", (128, 384, 7168))):
+        for t in (1, 33, 16384):
+            for e in (1, 8, 256, cake.SWIGLU_GROUPED_MAX_EXPERTS):
+                for k in ks:
+                    for bwd in (False, True):
+                        got = cake.swiglu_grouped_buffer_sizes(t, k, e, bwd, fmt)
+                        want = cake.swiglu_grouped_expected_sizes(t, k, e, bwd, fmt)
+                        assert got == want, (fmt, t, k, e, bwd)
+    with pytest.raises(cake.UnsupportedShapeError):
+        cake.swiglu_grouped_buffer_sizes(256, 64, cake.SWIGLU_GROUPED_MAX_EXPERTS + 1)
+    with pytest.raises(cake.UnsupportedShapeError):
+        cake.swiglu_grouped_buffer_sizes(256, 64, 4, format="fp8_blockwise")
+    with pytest.raises(cake.InvalidArgumentError):
+        cake.swiglu_grouped_buffer_sizes(0, 64, 4)
+
+
 def test_swiglu_buffer_sizes_validation():
     require_symbols("cake_swiglu_mxfp8_desc_init", "cake_swiglu_mxfp8_sizes_init",
                     "cake_swiglu_mxfp8_buffer_sizes")

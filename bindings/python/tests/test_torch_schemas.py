@@ -34,7 +34,7 @@ def _python_schemas():
 
 def test_cpp_and_python_schemas_are_the_same_list():
     cpp, py = _cpp_schemas(), _python_schemas()
-    assert len(cpp) == 8, cpp
+    assert len(cpp) == 10, cpp
     assert cpp == py
 
 

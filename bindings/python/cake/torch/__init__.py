@@ -273,3 +273,5 @@ from . import sharding  # noqa: E402,F401  (the DTensor sharding rules of the op
 from .fp8 import (  # noqa: E402,F401  (SwiGLU + FP8 blockwise 1x128, the norm-gate's FP8 y)
     FP8Tensors, NormgateFP8, dequantize_fp8_blockwise, normgate_fp8, quantize_fp8_blockwise,
     swiglu_fp8, swiglu_fp8_backward)
+from .grouped import (  # noqa: E402,F401  (grouped SwiGLU over MoE experts, both formats)
+    FP8ExpertViews, GroupedTensors, fp8_expert_views, swiglu_grouped, swiglu_grouped_backward)

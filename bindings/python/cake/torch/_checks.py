@@ -199,6 +199,63 @@ def swiglu_fp8_outputs(inp, orientation, backward):
             inp.new_empty(((m + 127) // 128, o) if col else (0,), dtype=torch.float32))
 
 
+def swiglu_grouped(op, inp, grad, offs, fmt, orient, rule):
+    """The grouped SwiGLU operators' rules (bindings/torch/swiglu_grouped_ops.cc), then the
+    library's (lib/api/swiglu_grouped.cc): in [T, 2k] bfloat16, format, orientation, scale
+    rule, grad, offs int32 [E] on in's device, E in range, T and k. Returns the Orientation."""
+    if inp.dim() != 2 or inp.shape[1] % 2:
+        raise ValueError(f"cake {op}: in {tuple(inp.shape)} must be [m, 2k]")
+    if inp.dtype != torch.bfloat16:
+        raise TypeError(f"cake {op}: in is {inp.dtype}; Cake takes bfloat16")
+    if fmt not in (1, 2):
+        raise ValueError(f"cake {op}: format {fmt}: 1 (FP8 blockwise) or 2 (MXFP8)")
+    parsed = orientation(orient)
+    scale_rule(op, rule)
+    t, k = inp.shape[0], inp.shape[1] // 2
+    if grad is not None:
+        if grad.shape != (t, k) or grad.dtype != torch.bfloat16 or grad.device != inp.device:
+            raise ValueError(f"cake {op}: grad ({tuple(grad.shape)}, {grad.dtype}) must be "
+                             f"bfloat16 [m, k] = [{t}, {k}] on {inp.device}")
+    if offs.dim() != 1 or offs.dtype != torch.int32 or offs.device != inp.device:
+        raise ValueError(f"cake {op}: offs ({tuple(offs.shape)}, {offs.dtype}) must be int32 "
+                         f"[E] on {inp.device}")
+    e = offs.shape[0]
+    if _known(e) and not 1 <= e <= _cake.SWIGLU_GROUPED_MAX_EXPERTS:
+        raise ValueError(f"cake {op}: offs holds {e} experts: 1 .. "
+                         f"{_cake.SWIGLU_GROUPED_MAX_EXPERTS}")
+    if _known(t) and _known(k):
+        if t <= 0 or k <= 0:
+            raise _invalid(f"desc->tokens = {t}, desc->k = {k}, desc->experts = {e}: tokens and "
+                           "k must be > 0, experts >= 1")
+        mult, why = (32, "the 32-value MXFP8 scale block") if fmt == 2 else \
+            (128, "the 1x128 scale block")
+        if k % mult:
+            raise _unsupported(f"desc->k = {k}: must be a multiple of {mult} ({why})")
+    return parsed
+
+
+def swiglu_grouped_outputs(inp, offs, fmt, orient, backward):
+    """(row_q, row_s, col_q, col_s, status) of one grouped call (empty where not asked for):
+    the shapes of bindings/torch/swiglu_grouped_ops.cc."""
+    t, k2 = inp.shape
+    k, e = k2 // 2, offs.shape[0]
+    fmt_name = "mxfp8" if fmt == 2 else "fp8_blockwise"
+    sz = _cake.swiglu_grouped_expected_sizes(t, k, e, backward, fmt_name)
+    o, p = sz.out_cols, sz.scale_rows
+    row = orient & _cake.Orientation.ROWWISE
+    col = orient & _cake.Orientation.COLWISE
+    e4m3, s = torch.float8_e4m3fn, torch.uint8 if fmt == 2 else torch.float32
+    if fmt == 2:
+        rs, cq, cs = (p, (o // 32 + 3) // 4 * 4), (o, t), ((o + 127) // 128 * 128, p // 32)
+    else:
+        rs, cq, cs = (p * (o // 128),), (t * o,), (p // 128 * o,)
+    return (inp.new_empty((t, o) if row else (0,), dtype=e4m3),
+            inp.new_empty(rs if row else (0,), dtype=s),
+            inp.new_empty(cq if col else (0,), dtype=e4m3),
+            inp.new_empty(cs if col else (0,), dtype=s),
+            inp.new_empty((1,), dtype=torch.int32))
+
+
 def scale_rule(op, rule):
     if rule not in (0, 1):
         raise ValueError(f"cake {op}: scale_rule {rule}: 0 (amax / 448) or 1 (powers of two)")

@@ -86,6 +86,23 @@ def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
     return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule)
 
 
+def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule):
+    _checks.device(op, inp, "in", ("grad", grad), ("offs", offs))
+    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule)
+    return _checks.swiglu_grouped_outputs(inp, offs, format, orient, grad is not None)
+
+
+@torch.library.register_fake("cake::swiglu_grouped_fwd")
+def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None):
+    return _swiglu_grouped("swiglu_grouped", inp, None, offs, format, orientation, scale_rule)
+
+
+@torch.library.register_fake("cake::swiglu_grouped_bwd")
+def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None):
+    return _swiglu_grouped("swiglu_grouped backward", inp, grad, offs, format, orientation,
+                           scale_rule)
+
+
 @torch.library.register_fake("cake::normgate_fwd_quant")
 def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,
                         program=None):

@@ -257,6 +257,38 @@ def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
     return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule, program)
 
 
+def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule, program):
+    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule)
+    if inp.device.type != "cuda":
+        raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")
+    inp, offs = _dense(inp), _dense(offs)
+    t, k2 = inp.shape
+    backward = grad is not None
+    out = _checks.swiglu_grouped_outputs(inp, offs, format, orient, backward)
+    ptrs = [x.data_ptr() if x.numel() else None for x in out]
+    e = offs.shape[0]
+    desc = (_cake.swiglu_mxfp8_grouped_desc(t, k2 // 2, e, orient, program) if format == 2 else
+            _cake.swiglu_fp8_grouped_desc(t, k2 // 2, e, orient, scale_rule, program))
+    h = handle(inp.device)
+    if backward:
+        h.swiglu_grouped_backward(desc, inp.data_ptr(), _dense(grad).data_ptr(), offs.data_ptr(),
+                                  *ptrs[:4], status=ptrs[4], stream=_stream(inp.device))
+    else:
+        h.swiglu_grouped_forward(desc, inp.data_ptr(), offs.data_ptr(), *ptrs[:4],
+                                 status=ptrs[4], stream=_stream(inp.device))
+    return out
+
+
+def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None):
+    return _swiglu_grouped("swiglu_grouped", inp, None, offs, format, orientation, scale_rule,
+                           program)
+
+
+def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None):
+    return _swiglu_grouped("swiglu_grouped backward", inp, grad, offs, format, orientation,
+                           scale_rule, program)
+
+
 def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,
                         program=None):
     sizes = _checks.normgate_quant("normgate_fp8", x, z, w, format, scale_rule, heads, eps)
@@ -311,6 +343,8 @@ _IMPLS = (
     ("swiglu_mxfp8_bwd", S.SWIGLU_MXFP8_BWD, (), _swiglu_bwd),
     ("swiglu_fp8_fwd", S.SWIGLU_FP8_FWD, (), _swiglu_fp8_fwd),
     ("swiglu_fp8_bwd", S.SWIGLU_FP8_BWD, (), _swiglu_fp8_bwd),
+    ("swiglu_grouped_fwd", S.SWIGLU_GROUPED_FWD, (), _swiglu_grouped_fwd),
+    ("swiglu_grouped_bwd", S.SWIGLU_GROUPED_BWD, (), _swiglu_grouped_bwd),
     ("normgate_fwd_quant", S.NORMGATE_FWD_QUANT, (), _normgate_fwd_quant),
 )
 

@@ -21,12 +21,19 @@ SWIGLU_FP8_FWD = ("swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0,
 SWIGLU_FP8_BWD = ("swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
                   "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
 
+SWIGLU_GROUPED_FWD = ("swiglu_grouped_fwd(Tensor inp, Tensor offs, int format, int orientation, "
+                      "int scale_rule=0, str? program=None) "
+                      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+SWIGLU_GROUPED_BWD = ("swiglu_grouped_bwd(Tensor inp, Tensor grad, Tensor offs, int format, "
+                      "int orientation, int scale_rule=0, str? program=None) "
+                      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+
 NORMGATE_FWD_QUANT = ("normgate_fwd_quant(Tensor x, Tensor z, Tensor w, int format, "
                       "int scale_rule=0, int heads=0, bool write_y=False, float eps=1e-06, "
                       "str? program=None) -> (Tensor, Tensor, Tensor)")
 
 ALL = (NORMGATE_FWD, NORMGATE_BWD, NORMGATE_BWD_ACCUMULATE, SWIGLU_MXFP8_FWD, SWIGLU_MXFP8_BWD,
-       SWIGLU_FP8_FWD, SWIGLU_FP8_BWD, NORMGATE_FWD_QUANT)
+       SWIGLU_FP8_FWD, SWIGLU_FP8_BWD, SWIGLU_GROUPED_FWD, SWIGLU_GROUPED_BWD, NORMGATE_FWD_QUANT)
 
 #: cake_normgate_gate_t
 GATE_SILU, GATE_SIGMOID, GATE_NONE = 0, 1, 2
