@@ -236,7 +236,13 @@ __device__ __forceinline__ void run_tiles(const Problem &pb) {
   auto origin = [&](uint32_t tile, int64_t &m0, int64_t &k0) {
     m0 = (int64_t)(tile / tiles_k) * Cfg::kTileRows;
     k0 = (int64_t)(tile % tiles_k) * kFp8TileCols;
-    return pb.locate(m0);  // the tile's expert; m0 within it
+    int32_t e = 0;
+    if constexpr (Problem::kGrouped) {  // the tile's expert; m0 within it
+      const swg::TileAt ta = pb.locate(m0);
+      e = ta.e;
+      m0 = ta.m0;
+    }
+    return e;
   };
   if constexpr (Cfg::kPipeline == 1) {
     // Every pass's loads in registers (kBatch == kPasses); the next tile's are issued after

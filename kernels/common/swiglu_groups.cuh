@@ -143,15 +143,22 @@ __device__ __forceinline__ GroupTable build_group_table(const cake_swiglu_groups
   return GroupTable{end, tile_end, pad_end, E, (uint32_t)tile_end[E - 1]};
 }
 
+// A tile as a grouped problem places it: its expert and its row offset within the expert (the
+// schedules ask only grouped problems: an ungrouped tile is its own, expert 0).
+struct TileAt {
+  int32_t e;
+  int64_t m0;
+};
+
 // The problem of an ungrouped program (both families): the parameters' own tiles, the
 // parameters themselves for every tile.
 template <class P>
 struct PlainTiles {
+  static constexpr bool kGrouped = false;
   const P &p;
   __device__ __forceinline__ explicit PlainTiles(const P &p_) : p(p_) {}
   __device__ __forceinline__ const P &base() const { return p; }
   __device__ __forceinline__ uint32_t tiles() const { return (uint32_t)p.tiles; }
-  __device__ __forceinline__ int32_t locate(int64_t &) const { return 0; }
   __device__ __forceinline__ const P &view(int32_t) const { return p; }
 };
 
@@ -159,6 +166,7 @@ struct PlainTiles {
 // rows x the K tiles, and a tile's expert; the family's problem adds the expert's view.
 template <class P, int kTileRows>
 struct GroupedTiles {
+  static constexpr bool kGrouped = true;
   const P &p;  // the whole token buffer
   GroupTable t;
   mutable int32_t hint = 0;  // the expert of the last tile located
@@ -167,12 +175,11 @@ struct GroupedTiles {
   __device__ __forceinline__ const P &base() const { return p; }
   // Below 2^31: the host bounds the row tiles of every split.
   __device__ __forceinline__ uint32_t tiles() const { return t.row_tiles * (uint32_t)p.tiles_k; }
-  // m0: the walk's row offset (row tile x tile_rows) in, the row offset within the expert out.
-  __device__ __forceinline__ int32_t locate(int64_t &m0) const {
+  // The tile at the walk's row offset m0 (row tile x tile_rows).
+  __device__ __forceinline__ TileAt locate(int64_t m0) const {
     uint32_t local;
     hint = t.find((uint32_t)(m0 / kTileRows), local, hint);
-    m0 = (int64_t)local * kTileRows;
-    return hint;
+    return TileAt{hint, (int64_t)local * kTileRows};
   }
 };
 

@@ -82,11 +82,11 @@ namespace swiglu {
 // The staged schedule (pipeline >= 2): the inputs of the CTA's next S-1 tiles in flight through
 // the ring in dynamic shared memory, one CTA barrier a tile.
 template <class Cfg, class Problem>
-__device__ __forceinline__ void staged_schedule(const Problem &pb) {
+__device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &p,
+                                                const Problem &pb) {
   __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
   // Tiles are counted in 32 bits (the host checks tiles < 2^31: even a 32x32 tile gives 2^30 of
   // them at M*K = 2^40); the divisions are uniform 32-bit ones, at the start only.
-  const cake_swiglu_mxfp8_params &p = pb.base();
   const uint32_t tiles = pb.tiles(), tiles_k = (uint32_t)p.tiles_k;
   const uint32_t step = gridDim.x;
   // Staged: copies run S-1 tiles ahead. At the top of each tile one barrier makes the tile's
@@ -104,9 +104,11 @@ __device__ __forceinline__ void staged_schedule(const Problem &pb) {
     const bool valid = sw.valid(ahead);
     int64_t am0 = 0, ak0 = 0;
     int32_t ae = 0;
-    if (valid) {
-      sw.origin(ahead, am0, ak0);
-      ae = pb.locate(am0);
+    if (valid) sw.origin(ahead, am0, ak0);
+    if constexpr (Problem::kGrouped) {  // the tile's expert (any when not valid: not read)
+      const swg::TileAt ta = pb.locate(am0);
+      ae = ta.e;
+      am0 = ta.m0;
     }
     stage_issue<Cfg>(pb.view(ae), valid, am0, ak0, dst);
     sw.advance(ahead);
@@ -139,7 +141,13 @@ __device__ __forceinline__ void staged_schedule(const Problem &pb) {
     sw.origin(at, m0, k0);
     const int pair = sw.pair_state(at);
     sw.advance(at);
-    const cake_swiglu_mxfp8_params &tp = pb.view(pb.locate(m0));  // the tile's problem
+    int32_t e = 0;
+    if constexpr (Problem::kGrouped) {  // the tile's expert; m0 within it
+      const swg::TileAt ta = pb.locate(m0);
+      e = ta.e;
+      m0 = ta.m0;
+    }
+    const cake_swiglu_mxfp8_params &tp = pb.view(e);  // the tile's problem
     const uint4 *in_stage = ring + stage * Cfg::kStageVecs;
     // This tile's pieces: written in its phase 2 (column scales) or phase 1 (row scales),
     // stored after the next top barrier by the first threads before they reach the next phase
@@ -196,7 +204,13 @@ __device__ __forceinline__ void register_schedule(const Problem &pb) {
     int64_t m0, k0;
     walk.origin(at, m0, k0);
     walk.advance(at);
-    const cake_swiglu_mxfp8_params &p = pb.view(pb.locate(m0));  // the tile's problem
+    int32_t e = 0;
+    if constexpr (Problem::kGrouped) {  // the tile's expert; m0 within it
+      const swg::TileAt ta = pb.locate(m0);
+      e = ta.e;
+      m0 = ta.m0;
+    }
+    const cake_swiglu_mxfp8_params &p = pb.view(e);  // the tile's problem
 
     // Phase 1: loads, sigmoid, Y; rowwise bytes; Y to shared memory for colwise.
 #pragma unroll
@@ -270,7 +284,7 @@ template <class Cfg>
 __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params &p) {
   const swiglu::PlainProblem<Cfg> pb(p);
   if constexpr (Cfg::kStages >= 2) {
-    swiglu::staged_schedule<Cfg>(pb);
+    swiglu::staged_schedule<Cfg>(p, pb);
   } else if constexpr (Cfg::kPipeline == 0) {
     swiglu::register_schedule<Cfg>(pb);
   } else {
@@ -284,7 +298,7 @@ __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_groupe
   static_assert(Cfg::kGrouped, "grouped parameters for a grouped form");
   const swiglu::GroupedProblem<Cfg> pb(p);
   if constexpr (Cfg::kStages >= 2) {
-    swiglu::staged_schedule<Cfg>(pb);
+    swiglu::staged_schedule<Cfg>(p.base, pb);
   } else {
     swiglu::register_schedule<Cfg>(pb);
   }

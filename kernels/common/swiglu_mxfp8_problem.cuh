@@ -2,10 +2,11 @@
 // (docs/spec/swiglu-grouped.md), the row tiles of every expert: a tile found in the group table
 // (swiglu_groups.cuh) is the ungrouped program's tile of its expert's view, a problem of n_e
 // rows whose pointers start at the expert's rows and scales, so the schedules' steps run
-// unchanged on it. A schedule asks the problem for its tile count, the expert of a tile and the
-// row offset within it (locate), the parameters of that expert (view) and, at the end, the
-// scale padding (finish). The ungrouped problem answers with the parameters themselves, so its
-// programs' code is what the schedules wrote before grouping existed.
+// unchanged on it. A schedule asks the problem for its tile count, the parameters of a tile's
+// expert (view) and, at the end, the scale padding (finish); a grouped problem also for the
+// expert of a tile and the row offset within it (locate, behind `if constexpr (kGrouped)`). The
+// ungrouped problem answers with the parameters themselves, so its programs' SASS is what the
+// schedules compiled to before grouping existed.
 #pragma once
 #include <stdint.h>
 

@@ -58,12 +58,15 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
   const int64_t kk = k0 + (dup ? w - Cfg::kTileCols : w);
   const int64_t o = dup ? p.K + kk : kk;
   const int64_t mb = m0 + blk * 32;
-  uint8_t *const col = p.col_q + o * p.col_ld + mb + h * 16;  // column o, this item's 16 rows
+  // col_q's row stride: M (a grouped view's is T; an ungrouped program reads M, as it always
+  // has, and M == col_ld there).
+  const int64_t ld = Cfg::kGrouped ? p.col_ld : p.M;
+  uint8_t *const col = p.col_q + o * ld + mb + h * 16;  // column o, this item's 16 rows
   // The upper tile of a pair is whole (a lower tile follows it), so its pieces exist for every
   // item inside K, whether or not this (possibly partial) lower tile reaches the item's rows.
   if (Cfg::kPairRows == 2 && pair == 2 && kk < p.K) {
     store16(col - Cfg::kTileRows, held.lo);
-    store16(col + p.col_ld - Cfg::kTileRows, held.hi);
+    store16(col + ld - Cfg::kTileRows, held.hi);
   }
   if (kk < p.K && mb < p.M) {
     // Column w's multiplier in the low half, column w+1's in the high half: one BF16 product
@@ -89,9 +92,9 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
       held.hi = hi;
     } else if (!Cfg::kGrouped ||
                (mb + h * 16 + 16 <= p.M &&
-                ((reinterpret_cast<uintptr_t>(col) | (uintptr_t)p.col_ld) & 15) == 0)) {
+                ((reinterpret_cast<uintptr_t>(col) | (uintptr_t)ld) & 15) == 0)) {
       store16(col, lo);
-      store16(col + p.col_ld, hi);
+      store16(col + ld, hi);
     } else {
       // Grouped: the item's 16 rows pass the expert's end (a partial block), or start at a row
       // of col_q that is not 16-byte aligned (T or the expert's first row not a multiple of
@@ -104,7 +107,7 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
           const uint32_t wl = w4 == 0 ? lo.x : w4 == 1 ? lo.y : w4 == 2 ? lo.z : lo.w;
           const uint32_t wh = w4 == 0 ? hi.x : w4 == 1 ? hi.y : w4 == 2 ? hi.z : hi.w;
           col[i] = (uint8_t)(wl >> sh);
-          col[p.col_ld + i] = (uint8_t)(wh >> sh);
+          col[ld + i] = (uint8_t)(wh >> sh);
         }
       }
     }
