@@ -25,18 +25,6 @@ Row ngquant_row(const NgShape &s, const NgQuantForm *f, const StreamPlan &pl) {
   return r;
 }
 
-// Median [min, max] over rounds of a's round median over b's.
-void round_ratio(const Stat &a, const Stat &b, Row *r) {
-  std::vector<double> q;
-  for (size_t i = 0; i < a.round_medians_us.size() && i < b.round_medians_us.size(); ++i) {
-    q.push_back(a.round_medians_us[i] / b.round_medians_us[i]);
-  }
-  if (q.empty()) return;
-  r->ratio = median_of(q);
-  r->ratio_lo = *std::min_element(q.begin(), q.end());
-  r->ratio_hi = *std::max_element(q.begin(), q.end());
-}
-
 }  // namespace
 
 void Bench::ngquant_shape(const NgShape &s) {

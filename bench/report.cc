@@ -1,6 +1,7 @@
 // The report: the plan (--list), the header of a run, the console tables, and the JSON file
 // that bench/tables.py and bench/plot.py read (rewritten after every shape, so a stopped run
 // leaves its numbers so far).
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -9,6 +10,17 @@
 #include "json_out.h"
 
 namespace cake_bench {
+
+void round_ratio(const Stat &a, const Stat &b, Row *r) {
+  std::vector<double> q;
+  for (size_t i = 0; i < a.round_medians_us.size() && i < b.round_medians_us.size(); ++i) {
+    q.push_back(a.round_medians_us[i] / b.round_medians_us[i]);
+  }
+  if (q.empty()) return;
+  r->ratio = median_of(q);
+  r->ratio_lo = *std::min_element(q.begin(), q.end());
+  r->ratio_hi = *std::max_element(q.begin(), q.end());
+}
 
 std::string fmt(double v, const char *f) {
   if (!(v > 0) && v != 0) return "-";
@@ -119,7 +131,7 @@ void Bench::print_tables() {
   for (const Row &r : rows_) {
     const double gbps = r.gbps();
     std::string tail = r.status == "ok" ? r.program : r.status + ": " + r.note;
-    if (r.ratio > 0) tail = fmt(r.ratio, "%.3fx") + " of plain; " + tail;
+    if (r.ratio > 0) tail = fmt(r.ratio, "%.3fx") + " of " + r.base_label + "; " + tail;
     std::printf("%-8s %-9s %-12s %-6s %10s %7s %10s %8s %8s %8s  %-6s %s\n", r.family.c_str(),
                 r.op.c_str(), r.shape.c_str(), r.package.c_str(),
                 fmt(r.time.median_us, "%.3f").c_str(),
@@ -238,6 +250,7 @@ void Bench::write_json(bool final) {
     if (r.floor.ok()) json_stat(j, "floor", r.floor);
     if (r.base.ok()) {
       json_stat(j, "base", r.base);
+      j.kv("base_label", r.base_label);
       j.kn("ratio_to_base", r.ratio).kn("ratio_lo", r.ratio_lo).kn("ratio_hi", r.ratio_hi);
     }
     j.kv("limit_variant", r.limit_variant);

@@ -21,9 +21,11 @@ struct Row {
   // launch by launch with the op (the 128x128 target is a ratio to it).
   Stat floor;
   // The quantized norm-gate forward: the plain forward timed in the same rounds (base) and the
-  // median [min, max] over rounds of (this round median / base round median).
+  // median [min, max] over rounds of (this round median / base round median). A grouped SwiGLU
+  // call: the per-expert launches of the ungrouped call (base_label "per-expert").
   Stat base;
   double ratio = -1, ratio_lo = -1, ratio_hi = -1;
+  std::string base_label = "plain";
   std::string limit_variant;
   uint64_t bytes() const { return read_bytes + write_bytes; }
   double frac_limit() const {
@@ -31,6 +33,9 @@ struct Row {
   }
   double gbps() const { return time.ok() ? double(bytes()) / (time.median_us * 1e3) : -1; }
 };
+
+// Median [min, max] over rounds of a's round median over b's, into r's ratio fields.
+void round_ratio(const Stat &a, const Stat &b, Row *r);
 
 // Below this graph-replay time an interleaved A/B is flagged (Bench::record_ab).
 constexpr double kShortGraphUs = 10.0;

@@ -126,9 +126,26 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
   Launchable lfloor;
   const bool with_floor = !o_.sw_eager && !o_.ab_mode() && s.m * s.k <= (int64_t(1) << 20);
   if (with_floor) lfloor.call = empty_call();
+  // A grouped call: the per-expert launches of the ungrouped call it replaces, in the same
+  // rounds (one graph of E launches), the grouped time's base.
+  Launchable lbase;
+  bool with_base = wl.experts() > 0 && !o_.ab_mode();
+  if (with_base) {
+    // Probed once eagerly: a split the ungrouped call cannot run (a ragged MXFP8 expert) is
+    // noted, and the grouped call is timed without it.
+    lbase.call = wl.per_expert_call(lib_a_, f);
+    std::string be = lbase.call(timer_.stream());
+    const cudaError_t ce = cudaStreamSynchronize(timer_.stream());
+    if (be.empty() && ce != cudaSuccess) be = cudaGetErrorString(ce);
+    if (!be.empty()) {
+      with_base = false;
+      r->note = "no per-expert base: " + be;
+    }
+  }
+  if (!with_base) lbase.call = nullptr;
   std::vector<cudaGraphExec_t> graphs;
   if (!o_.sw_eager) {
-    for (Launchable *l : {&la, &lb, &llim, &lfloor}) {
+    for (Launchable *l : {&la, &lb, &llim, &lfloor, &lbase}) {
       if (!l->call || !err.empty()) continue;
       cudaGraphExec_t g = nullptr;
       err = timer_.capture({l->call}, &g);
@@ -143,6 +160,7 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
     if (o_.ab_mode()) items.push_back(lb);
     if (with_limit) items.push_back(llim);
     if (with_floor && lfloor.graph) items.push_back(lfloor);
+    if (with_base) items.push_back(lbase);
     st = timer_.measure(items, o_.method, &err);
   }
   for (cudaGraphExec_t g : graphs) cudaGraphExecDestroy(g);
@@ -158,6 +176,11 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
   } else {
     if (with_limit) r->limit = st[1];
     if (with_floor && lfloor.graph) r->floor = st[with_limit ? 2 : 1];
+    if (with_base) {
+      r->base = st.back();
+      r->base_label = "per-expert";
+      round_ratio(r->time, r->base, r);
+    }
     std::printf("%9.3f us (%s, spread %.1f%%)  limit %s us  %s of limit", r->time.median_us,
                 r->time.timer.c_str(), r->time.spread_pct(),
                 fmt(r->limit.median_us, "%.3f").c_str(),
@@ -165,6 +188,9 @@ void Bench::swiglu_measure(SwigluWorkload &wl, const SwShape &s, const SwigluFor
     if (r->floor.ok()) {
       std::printf("  floor %.3f us (%.2fx)", r->floor.median_us,
                   r->time.median_us / r->floor.median_us);
+    }
+    if (r->base.ok()) {
+      std::printf("  per-expert %.3f us (%.3fx of it)", r->base.median_us, r->ratio);
     }
     std::printf("\n");
   }

@@ -287,6 +287,11 @@ std::string SwigluWorkload::alloc(bool need_backward, CakeLib *lib) {
     csb = std::max<uint64_t>(csb, sz.col_s_bytes);
     const std::string oe = offsets_.alloc(size_t(experts_) * 4);
     if (!oe.empty()) return oe;
+    host_offsets_ = uneven_offsets(m_, experts_, ragged_ ? 1 : 32,
+                                   uint64_t(m_) * 1000003u + uint64_t(k_) * 131u + experts_);
+    const cudaError_t ce = cudaMemcpy(offsets_.ptr, host_offsets_.data(),
+                                      host_offsets_.size() * 4, cudaMemcpyHostToDevice);
+    if (ce != cudaSuccess) return cuda_error("offsets upload", ce);
   } else if (!fp8_ && lib && lib->swiglu_buffer_sizes && lib->swiglu_desc_init &&
              lib->swiglu_sizes_init) {
     // Trust the library where it is larger (it may pad more than the spec says).
@@ -316,11 +321,6 @@ std::string SwigluWorkload::fresh_inputs(uint64_t seed, int block_exponent_range
   if (e == cudaSuccess && grad_.ptr) {
     e = launch_fill_bf16(grad_.ptr, size_t(m_) * k_, seed * 2 + 1, 1.0f, 0.0f,
                          block_exponent_range, stream);
-  }
-  if (e == cudaSuccess && experts_ > 0) {
-    const std::vector<int32_t> offs = uneven_offsets(m_, experts_, ragged_ ? 1 : 32, seed);
-    e = cudaMemcpyAsync(offsets_.ptr, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice,
-                        stream);
   }
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   return e == cudaSuccess ? "" : cuda_error("random inputs", e);
@@ -372,6 +372,65 @@ Call SwigluWorkload::grouped_call(CakeLib &lib, const SwigluForm &f, const char 
                : l->mxg_forward(l->handle, &dm, in, offs, rq, rs, cq, cs, nullptr, s);
     }
     return st == CAKE_STATUS_SUCCESS ? "" : "grouped swiglu: " + l->error(st);
+  };
+}
+
+Call SwigluWorkload::per_expert_call(CakeLib &lib, const SwigluForm &f) const {
+  struct Launch {
+    int64_t n;
+    const void *in, *grad;
+    void *rq, *rs, *cq, *cs;
+  };
+  const bool row = f.orientation & 1, col = f.orientation & 2, bwd = f.backward, fp8 = fp8_;
+  const int64_t o = bwd ? 2 * k_ : k_;
+  std::vector<Launch> launches;
+  std::string why;
+  int64_t c = 0, p = 0;
+  auto at = [](const DeviceMem &m, int64_t bytes) -> void * {
+    return static_cast<uint8_t *>(m.ptr) + bytes;
+  };
+  for (int32_t end : host_offsets_) {
+    const int64_t n = end - c;
+    if (n > 0) {
+      if (!fp8 && n % 32 != 0) why = "per-expert MXFP8 calls need experts of whole 32 rows";
+      // Each expert's outputs where the grouped call writes them (col_q as the ungrouped
+      // call's [O, n] block at the expert's bytes).
+      const int64_t rs = fp8 ? 4 * p * (o / 128) : p * ((o / 32 + 3) / 4 * 4);
+      const int64_t cs = fp8 ? 4 * (p / 128) * o : (o + 127) / 128 * 128 * p / 32;
+      launches.push_back({n, at(in_, c * 2 * k_ * 2), grad_.ptr ? at(grad_, c * k_ * 2) : nullptr,
+                          row ? at(row_q_, c * o) : nullptr, row ? at(row_s_, rs) : nullptr,
+                          col ? at(col_q_, c * o) : nullptr, col ? at(col_s_, cs) : nullptr});
+    }
+    c = end;
+    p += (n + 127) / 128 * 128;
+  }
+  CakeLib *l = &lib;
+  const int64_t k = k_;
+  const int orient = f.orientation;
+  return [l, launches, why, fp8, bwd, k, orient](cudaStream_t s) -> std::string {
+    if (!why.empty()) return why;
+    for (const Launch &x : launches) {
+      cake_status_t st;
+      if (fp8) {
+        cake_swiglu_fp8_desc d;
+        l->fp8_desc_init(&d);
+        d.m = x.n;
+        d.k = k;
+        d.orientation = cake_mxfp8_orientation_t(orient);
+        st = bwd ? l->fp8_backward(l->handle, &d, x.in, x.grad, x.rq, x.rs, x.cq, x.cs, s)
+                 : l->fp8_forward(l->handle, &d, x.in, x.rq, x.rs, x.cq, x.cs, s);
+      } else {
+        cake_swiglu_mxfp8_desc d;
+        l->swiglu_desc_init(&d);
+        d.m = x.n;
+        d.k = k;
+        d.orientation = cake_mxfp8_orientation_t(orient);
+        st = bwd ? l->swiglu_backward(l->handle, &d, x.in, x.grad, x.rq, x.rs, x.cq, x.cs, s)
+                 : l->swiglu_forward(l->handle, &d, x.in, x.rq, x.rs, x.cq, x.cs, s);
+      }
+      if (st != CAKE_STATUS_SUCCESS) return "per-expert swiglu: " + l->error(st);
+    }
+    return "";
   };
 }
 

@@ -105,8 +105,8 @@ class SwigluWorkload {
  public:
   // fp8: the SwiGLU + FP8 blockwise family (E4M3 + FP32 scales per 1x128) instead of MXFP8.
   // experts > 0: the grouped call over that many experts (docs/spec/swiglu-grouped.md), m rows
-  // in all, split unevenly (fresh offsets with every fresh input): in 32-row units, or any
-  // rows an expert when ragged.
+  // in all, split unevenly once (seeded by the shape, so every run times the same split): in
+  // 32-row units, or any rows an expert when ragged.
   SwigluWorkload(int64_t m, int64_t k, bool fp8 = false, int experts = 0, bool ragged = false)
       : m_(m), k_(k), fp8_(fp8), experts_(experts), ragged_(ragged) {}
 
@@ -137,6 +137,13 @@ class SwigluWorkload {
   cake_swiglu_fp8_grouped_desc f8g_desc(CakeLib &lib, const SwigluForm &f,
                                         const char *program) const;
   Call grouped_call(CakeLib &lib, const SwigluForm &f, const char *program) const;
+ public:
+  // The ungrouped call once an expert with rows (routed), in one Call: the per-expert launches a
+  // grouped call replaces, over the same buffers and split. MXFP8 needs experts of whole
+  // 32-row units (not ragged).
+  Call per_expert_call(CakeLib &lib, const SwigluForm &f) const;
+
+ private:
   std::string grouped_query(CakeLib &lib, const SwigluForm &f, const char *program,
                             std::string *err) const;
   // The grouped buffers' sizes from the library (both orientations, the backward's when asked).
@@ -155,6 +162,7 @@ class SwigluWorkload {
   int experts_ = 0;
   bool ragged_ = false;
   DeviceMem in_, grad_, row_q_, row_s_, col_q_, col_s_, offsets_;
+  std::vector<int32_t> host_offsets_;  // the split (fixed for the workload: one per shape)
 };
 
 }  // namespace cake_bench
