@@ -350,8 +350,9 @@ static void test_bit_identical_to_ungrouped(void **) {
   SKIP_WITHOUT_GPU();
   for (int fam = 0; fam < 2; ++fam) {
     const bool mxfp8 = fam == 0;
-    // MXFP8: multiples of 32 (the ungrouped call's rule) with two that are not, and an empty one.
-    const Problem p = mxfp8 ? Problem{1024, 256, {96, 96, 352, 385, 640, 1000}}
+    // MXFP8: three experts of multiples of 32 rows (the ungrouped call's rule), two that are
+    // not, an empty one.
+    const Problem p = mxfp8 ? Problem{1024, 256, {96, 96, 352, 385, 640, 1024}}
                             : Problem{1500, 256, cake_ref::grouped_test_offsets(1500, 10, 4)};
     const std::vector<uint16_t> in = cake_swiglu_gpu::random_input(p.T, 2 * p.K, 30, 32, false);
     const std::vector<uint16_t> grad = cake_swiglu_gpu::random_input(p.T, p.K, 10, 32, false);
