@@ -273,7 +273,30 @@ STRUCTS = {
     "cake_normgate_quant_sizes": NormgateQuantSizesStruct,
 }
 
-# ---- functions: name -> (restype, argtypes), in cake.h's order ---------------------------
+
+def _swiglu_family(prefix: str, desc, sizes, sizes_init: str | None = None,
+                   grouped: bool = False) -> dict:
+    """The FUNCTIONS entries of one SwiGLU family (prefix cake_swiglu_<format>[_grouped]).
+
+    Every family has the same calls: desc_init, buffer_sizes, forward (handle, desc, in, row_q,
+    row_s, col_q, col_s, stream), backward (grad after in) and query; a grouped family's forward
+    and backward take the offsets after in (and grad) and the status word after col_s.
+    @p sizes_init names the sizes struct's init, which the two grouped families share (declared
+    once).
+    """
+    d = POINTER(desc)
+    ptrs = 5 + (2 if grouped else 0)
+    out = {f"{prefix}_desc_init": (c_status, [d])}
+    if sizes_init is not None:
+        out[sizes_init] = (c_status, [POINTER(sizes)])
+    out[f"{prefix}_buffer_sizes"] = (c_status, [d, c_int, POINTER(sizes)])
+    out[f"{prefix}_forward"] = (c_status, [c_handle, d] + [c_devptr] * ptrs + [c_stream])
+    out[f"{prefix}_backward"] = (c_status, [c_handle, d] + [c_devptr] * (ptrs + 1) + [c_stream])
+    out[f"{prefix}_query"] = (c_status, [c_handle, d, c_int, POINTER(ProgramInfoStruct)])
+    return out
+
+
+# ---- functions: name -> (restype, argtypes), in cake.h's order by family ------------------
 FUNCTIONS = {
     "cake_version": (c_int, []),
     "cake_status_string": (c_char_p, [c_status]),
@@ -314,85 +337,17 @@ FUNCTIONS = {
         c_status,
         [c_handle, POINTER(NormgateDesc), POINTER(ProgramInfoStruct)],
     ),
-    "cake_swiglu_mxfp8_desc_init": (c_status, [POINTER(SwigluMxfp8Desc)]),
-    "cake_swiglu_mxfp8_sizes_init": (c_status, [POINTER(SwigluMxfp8SizesStruct)]),
-    "cake_swiglu_mxfp8_buffer_sizes": (
-        c_status,
-        [POINTER(SwigluMxfp8Desc), c_int, POINTER(SwigluMxfp8SizesStruct)],
-    ),
-    # handle, desc, in, row_q, row_s, col_q, col_s, stream
-    "cake_swiglu_mxfp8_forward": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8Desc)] + [c_devptr] * 5 + [c_stream],
-    ),
-    # handle, desc, in, grad, row_q, row_s, col_q, col_s, stream
-    "cake_swiglu_mxfp8_backward": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8Desc)] + [c_devptr] * 6 + [c_stream],
-    ),
-    "cake_swiglu_mxfp8_query": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8Desc), c_int, POINTER(ProgramInfoStruct)],
-    ),
+    **_swiglu_family("cake_swiglu_mxfp8", SwigluMxfp8Desc, SwigluMxfp8SizesStruct,
+                     sizes_init="cake_swiglu_mxfp8_sizes_init"),
     # 0.4: SwiGLU + FP8 blockwise 1x128.
-    "cake_swiglu_fp8_desc_init": (c_status, [POINTER(SwigluFp8Desc)]),
-    "cake_swiglu_fp8_sizes_init": (c_status, [POINTER(SwigluFp8SizesStruct)]),
-    "cake_swiglu_fp8_buffer_sizes": (
-        c_status,
-        [POINTER(SwigluFp8Desc), c_int, POINTER(SwigluFp8SizesStruct)],
-    ),
-    # handle, desc, in, row_q, row_s, col_q, col_s, stream
-    "cake_swiglu_fp8_forward": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8Desc)] + [c_devptr] * 5 + [c_stream],
-    ),
-    # handle, desc, in, grad, row_q, row_s, col_q, col_s, stream
-    "cake_swiglu_fp8_backward": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8Desc)] + [c_devptr] * 6 + [c_stream],
-    ),
-    "cake_swiglu_fp8_query": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8Desc), c_int, POINTER(ProgramInfoStruct)],
-    ),
-    # 0.4: grouped SwiGLU (MoE experts in one launch).
-    "cake_swiglu_mxfp8_grouped_desc_init": (c_status, [POINTER(SwigluMxfp8GroupedDesc)]),
-    "cake_swiglu_fp8_grouped_desc_init": (c_status, [POINTER(SwigluFp8GroupedDesc)]),
-    "cake_swiglu_grouped_sizes_init": (c_status, [POINTER(SwigluGroupedSizesStruct)]),
-    "cake_swiglu_mxfp8_grouped_buffer_sizes": (
-        c_status,
-        [POINTER(SwigluMxfp8GroupedDesc), c_int, POINTER(SwigluGroupedSizesStruct)],
-    ),
-    "cake_swiglu_fp8_grouped_buffer_sizes": (
-        c_status,
-        [POINTER(SwigluFp8GroupedDesc), c_int, POINTER(SwigluGroupedSizesStruct)],
-    ),
-    # handle, desc, in, offsets, row_q, row_s, col_q, col_s, status, stream
-    "cake_swiglu_mxfp8_grouped_forward": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8GroupedDesc)] + [c_devptr] * 7 + [c_stream],
-    ),
-    # handle, desc, in, grad, offsets, row_q, row_s, col_q, col_s, status, stream
-    "cake_swiglu_mxfp8_grouped_backward": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8GroupedDesc)] + [c_devptr] * 8 + [c_stream],
-    ),
-    "cake_swiglu_mxfp8_grouped_query": (
-        c_status,
-        [c_handle, POINTER(SwigluMxfp8GroupedDesc), c_int, POINTER(ProgramInfoStruct)],
-    ),
-    "cake_swiglu_fp8_grouped_forward": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8GroupedDesc)] + [c_devptr] * 7 + [c_stream],
-    ),
-    "cake_swiglu_fp8_grouped_backward": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8GroupedDesc)] + [c_devptr] * 8 + [c_stream],
-    ),
-    "cake_swiglu_fp8_grouped_query": (
-        c_status,
-        [c_handle, POINTER(SwigluFp8GroupedDesc), c_int, POINTER(ProgramInfoStruct)],
-    ),
+    **_swiglu_family("cake_swiglu_fp8", SwigluFp8Desc, SwigluFp8SizesStruct,
+                     sizes_init="cake_swiglu_fp8_sizes_init"),
+    # 0.4: grouped SwiGLU (MoE experts in one launch); both formats share one sizes struct.
+    **_swiglu_family("cake_swiglu_mxfp8_grouped", SwigluMxfp8GroupedDesc,
+                     SwigluGroupedSizesStruct, sizes_init="cake_swiglu_grouped_sizes_init",
+                     grouped=True),
+    **_swiglu_family("cake_swiglu_fp8_grouped", SwigluFp8GroupedDesc, SwigluGroupedSizesStruct,
+                     grouped=True),
     # 0.4: normgate with quantized y.
     "cake_normgate_quant_desc_init": (c_status, [POINTER(NormgateQuantDesc)]),
     "cake_normgate_quant_sizes_init": (c_status, [POINTER(NormgateQuantSizesStruct)]),
