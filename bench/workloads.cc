@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <random>
+#include <type_traits>
 
 namespace cake_bench {
 
@@ -21,6 +22,40 @@ std::string DeviceMem::alloc(size_t n) {
   }
   bytes = n;
   return "";
+}
+
+// A SwiGLU descriptor of one shape, for every family: each has k, orientation and program; an
+// ungrouped one m rows, a grouped one T tokens over E experts.
+template <class D, class = void> struct IsGroupedDesc : std::false_type {};
+template <class D>
+struct IsGroupedDesc<D, std::void_t<decltype(D::experts)>> : std::true_type {};
+
+template <class D, class Init>
+static D swiglu_desc(Init init, int64_t m, int64_t k, int experts, int orientation,
+                     const char *program) {
+  D d;
+  std::memset(&d, 0, sizeof d);
+  if (init) init(&d);
+  if constexpr (IsGroupedDesc<D>::value) {
+    d.tokens = m;
+    d.experts = experts;
+  } else {
+    d.m = m;
+  }
+  d.k = k;
+  d.orientation = cake_mxfp8_orientation_t(orientation);
+  d.program = program;
+  return d;
+}
+
+// The program a query answered with, or "" and *err where it did not serve.
+static std::string queried_name(CakeLib &lib, cake_status_t st, const cake_program_info &info,
+                                std::string *err) {
+  if (st != CAKE_STATUS_SUCCESS) {
+    *err = lib.error(st);
+    return "";
+  }
+  return info.name;
 }
 
 void DeviceMem::release() {
@@ -152,12 +187,7 @@ std::string NormgateWorkload::query(CakeLib &lib, NgCall kind, int package, cake
   }
   cake_program_info info;
   lib.program_info_init(&info);
-  const cake_status_t st = q(lib.handle, &dsc, &info);
-  if (st != CAKE_STATUS_SUCCESS) {
-    *err = lib.error(st);
-    return "";
-  }
-  return info.name;
+  return queried_name(lib, q(lib.handle, &dsc, &info), info, err);
 }
 
 std::vector<const char *> NormgateWorkload::serving_programs(CakeLib &lib, NgCall kind,
@@ -328,28 +358,14 @@ std::string SwigluWorkload::fresh_inputs(uint64_t seed, int block_exponent_range
 
 cake_swiglu_mxfp8_grouped_desc SwigluWorkload::mxg_desc(CakeLib &lib, const SwigluForm &f,
                                                         const char *program) const {
-  cake_swiglu_mxfp8_grouped_desc d;
-  std::memset(&d, 0, sizeof d);
-  if (lib.mxg_desc_init) lib.mxg_desc_init(&d);
-  d.tokens = m_;
-  d.k = k_;
-  d.experts = experts_;
-  d.orientation = cake_mxfp8_orientation_t(f.orientation);
-  d.program = program;
-  return d;
+  return swiglu_desc<cake_swiglu_mxfp8_grouped_desc>(lib.mxg_desc_init, m_, k_, experts_,
+                                                     f.orientation, program);
 }
 
 cake_swiglu_fp8_grouped_desc SwigluWorkload::f8g_desc(CakeLib &lib, const SwigluForm &f,
                                                       const char *program) const {
-  cake_swiglu_fp8_grouped_desc d;
-  std::memset(&d, 0, sizeof d);
-  if (lib.f8g_desc_init) lib.f8g_desc_init(&d);
-  d.tokens = m_;
-  d.k = k_;
-  d.experts = experts_;
-  d.orientation = cake_mxfp8_orientation_t(f.orientation);
-  d.program = program;
-  return d;
+  return swiglu_desc<cake_swiglu_fp8_grouped_desc>(lib.f8g_desc_init, m_, k_, experts_,
+                                                   f.orientation, program);
 }
 
 Call SwigluWorkload::grouped_call(CakeLib &lib, const SwigluForm &f, const char *program) const {
@@ -412,19 +428,13 @@ Call SwigluWorkload::per_expert_call(CakeLib &lib, const SwigluForm &f) const {
     for (const Launch &x : launches) {
       cake_status_t st;
       if (fp8) {
-        cake_swiglu_fp8_desc d;
-        l->fp8_desc_init(&d);
-        d.m = x.n;
-        d.k = k;
-        d.orientation = cake_mxfp8_orientation_t(orient);
+        const auto d =
+            swiglu_desc<cake_swiglu_fp8_desc>(l->fp8_desc_init, x.n, k, 0, orient, nullptr);
         st = bwd ? l->fp8_backward(l->handle, &d, x.in, x.grad, x.rq, x.rs, x.cq, x.cs, s)
                  : l->fp8_forward(l->handle, &d, x.in, x.rq, x.rs, x.cq, x.cs, s);
       } else {
-        cake_swiglu_mxfp8_desc d;
-        l->swiglu_desc_init(&d);
-        d.m = x.n;
-        d.k = k;
-        d.orientation = cake_mxfp8_orientation_t(orient);
+        const auto d =
+            swiglu_desc<cake_swiglu_mxfp8_desc>(l->swiglu_desc_init, x.n, k, 0, orient, nullptr);
         st = bwd ? l->swiglu_backward(l->handle, &d, x.in, x.grad, x.rq, x.rs, x.cq, x.cs, s)
                  : l->swiglu_forward(l->handle, &d, x.in, x.rq, x.rs, x.cq, x.cs, s);
       }
@@ -450,35 +460,19 @@ std::string SwigluWorkload::grouped_query(CakeLib &lib, const SwigluForm &f, con
     const cake_swiglu_mxfp8_grouped_desc d = mxg_desc(lib, f, program);
     st = lib.mxg_query(lib.handle, &d, f.backward ? 1 : 0, &info);
   }
-  if (st != CAKE_STATUS_SUCCESS) {
-    *err = lib.error(st);
-    return "";
-  }
-  return info.name;
+  return queried_name(lib, st, info, err);
 }
 
 cake_swiglu_mxfp8_desc SwigluWorkload::desc(CakeLib &lib, const SwigluForm &f,
                                             const char *program) const {
-  cake_swiglu_mxfp8_desc dsc;
-  std::memset(&dsc, 0, sizeof dsc);
-  if (lib.swiglu_desc_init) lib.swiglu_desc_init(&dsc);
-  dsc.m = m_;
-  dsc.k = k_;
-  dsc.orientation = cake_mxfp8_orientation_t(f.orientation);
-  dsc.program = program;
-  return dsc;
+  return swiglu_desc<cake_swiglu_mxfp8_desc>(lib.swiglu_desc_init, m_, k_, 0, f.orientation,
+                                             program);
 }
 
 cake_swiglu_fp8_desc SwigluWorkload::fp8_desc(CakeLib &lib, const SwigluForm &f,
                                                const char *program) const {
-  cake_swiglu_fp8_desc dsc;
-  std::memset(&dsc, 0, sizeof dsc);
-  if (lib.fp8_desc_init) lib.fp8_desc_init(&dsc);
-  dsc.m = m_;
-  dsc.k = k_;
-  dsc.orientation = cake_mxfp8_orientation_t(f.orientation);
-  dsc.program = program;
-  return dsc;
+  return swiglu_desc<cake_swiglu_fp8_desc>(lib.fp8_desc_init, m_, k_, 0, f.orientation,
+                                           program);
 }
 
 Call SwigluWorkload::call(CakeLib &lib, const SwigluForm &f, const char *program) const {
@@ -526,12 +520,8 @@ std::string SwigluWorkload::query(CakeLib &lib, const SwigluForm &f, const char 
     const cake_swiglu_fp8_desc d8 = fp8_desc(lib, f, program);
     cake_program_info info;
     lib.program_info_init(&info);
-    const cake_status_t st = lib.fp8_query(lib.handle, &d8, f.backward ? 1 : 0, &info);
-    if (st != CAKE_STATUS_SUCCESS) {
-      *err = lib.error(st);
-      return "";
-    }
-    return info.name;
+    return queried_name(lib, lib.fp8_query(lib.handle, &d8, f.backward ? 1 : 0, &info), info,
+                        err);
   }
   if (!lib.swiglu_query || !lib.program_info_init) {
     *err = "cake_swiglu_mxfp8_query is not in this build";
@@ -540,12 +530,8 @@ std::string SwigluWorkload::query(CakeLib &lib, const SwigluForm &f, const char 
   const cake_swiglu_mxfp8_desc dsc = desc(lib, f, program);
   cake_program_info info;
   lib.program_info_init(&info);
-  const cake_status_t st = lib.swiglu_query(lib.handle, &dsc, f.backward ? 1 : 0, &info);
-  if (st != CAKE_STATUS_SUCCESS) {
-    *err = lib.error(st);
-    return "";
-  }
-  return info.name;
+  return queried_name(lib, lib.swiglu_query(lib.handle, &dsc, f.backward ? 1 : 0, &info), info,
+                      err);
 }
 
 std::vector<const char *> SwigluWorkload::serving_programs(CakeLib &lib,
