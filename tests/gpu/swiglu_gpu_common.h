@@ -1,6 +1,6 @@
 // What the SwiGLU GPU tests share (test_swiglu_mxfp8.cu, test_swiglu_fp8.cu,
-// test_swiglu_range.cu): the measured sigmoid table, the device buffers of a shape, the outputs
-// copied back, and one call (outputs poisoned first, synchronised, the orientations the form
+// test_swiglu_range.cu, test_swiglu_grouped.cu): the handles and their setup and teardown, the
+// measured sigmoid table, the device buffers of a shape, the outputs copied back, and one call (outputs poisoned first, synchronised, the orientations the form
 // writes copied back). A family's scale element (MXFP8: bytes, FP8
 // blockwise: FP32 words) and its sizes, descriptor and entry points are the template arguments.
 #pragma once
@@ -13,8 +13,23 @@
 #include <vector>
 
 #include "gpu_common.h"
+#include "swiglu_mxfp8_ref.h"
+#include "swiglu_sigmoid_table.cuh"
 
 namespace cake_swiglu_gpu {
+
+// The handles a test calls (the routed one, and one per cross-check image: the other tables'
+// programs on this GPU) and the device's exact-sequence sigmoid, per BF16 gate, that the host
+// model runs with. One test binary each: inline variables, defined once per program.
+inline cake_handle_t g_handle = nullptr;
+inline std::vector<cake_handle_t> g_cross;
+inline std::vector<uint32_t> g_table;
+
+inline int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
+inline int teardown(void **) {
+  cake_test::close_handles(g_handle, &g_cross);
+  return 0;
+}
 
 // Normals times 2^k per `block` columns (k uniform in [-kmax, kmax]; unit normals when kmax is
 // 0), with a jitter of +-4 binades every 16 columns when `jitter` and kmax > 0.
@@ -44,6 +59,26 @@ std::vector<uint32_t> device_table(Kernel kernel) {
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaDeviceSynchronize());
   return t.download();
+}
+
+// Measures g_table on the device and checks it against the spec's criteria (the report, for a
+// test that prints it).
+inline cake_ref::SigmoidTableReport measure_sigmoid_table() {
+  g_table = device_table(cake_sigmoid_table_exact);
+  return cake_ref::check_sigmoid_table(g_table.data());
+}
+
+inline void require_sigmoid_table(const cake_ref::SigmoidTableReport &rep) {
+  if (!rep.ok) {
+    print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());
+    fail();
+  }
+}
+
+// Must run first: the model of every later test uses the measured table.
+inline void test_sigmoid_table(void **) {
+  SKIP_WITHOUT_GPU();
+  require_sigmoid_table(measure_sigmoid_table());
 }
 
 template <class Scale, class Sizes>

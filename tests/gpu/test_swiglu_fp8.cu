@@ -24,9 +24,11 @@ using cake_test::DeviceBuffer;
 
 namespace {
 
-cake_handle_t g_handle = nullptr;
-std::vector<cake_handle_t> g_cross;
-std::vector<uint32_t> g_table;  // the device's exact-sequence sigmoid, per BF16 gate
+using cake_swiglu_gpu::g_cross;
+using cake_swiglu_gpu::g_handle;
+using cake_swiglu_gpu::g_table;
+using cake_swiglu_gpu::setup;
+using cake_swiglu_gpu::teardown;
 
 uint16_t bf16(float f) { return cake_test::float_to_bf16_rne(f); }
 
@@ -191,21 +193,10 @@ __global__ void fp8_cvt_all_f32(unsigned long long *mismatches, uint32_t *first)
 
 }  // namespace
 
-static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
-static int teardown(void **) {
-  cake_test::close_handles(g_handle, &g_cross);
-  return 0;
-}
-
 // Must run first: the model of every later test uses the measured table.
 static void test_sigmoid_table_and_cvt(void **) {
   SKIP_WITHOUT_GPU();
-  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
-  const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
-  if (!rep.ok) {
-    print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());
-    fail();
-  }
+  cake_swiglu_gpu::require_sigmoid_table(cake_swiglu_gpu::measure_sigmoid_table());
   DeviceBuffer<unsigned long long> bad(1, 0);
   DeviceBuffer<uint32_t> first(1, 0);
   fp8_cvt_all_f32<<<4096, 256>>>(bad.ptr, first.ptr);

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_common.h"
@@ -25,9 +26,12 @@ using cake_test::DeviceBuffer;
 
 namespace {
 
-cake_handle_t g_handle = nullptr;
-std::vector<cake_handle_t> g_cross;
-std::vector<uint32_t> g_table;  // the device's exact-sequence sigmoid, per BF16 gate
+using cake_swiglu_gpu::g_cross;
+using cake_swiglu_gpu::g_handle;
+using cake_swiglu_gpu::g_table;
+using cake_swiglu_gpu::setup;
+using cake_swiglu_gpu::teardown;
+using cake_swiglu_gpu::test_sigmoid_table;
 
 constexpr uint8_t kPoison = 0xa5;
 
@@ -69,77 +73,87 @@ const T *ptr(const std::vector<T> &v) {
   return v.empty() ? nullptr : v.data();
 }
 
-cake_swiglu_mxfp8_grouped_desc mx_desc(const Problem &p, int form, const char *program) {
-  cake_swiglu_mxfp8_grouped_desc d;
-  cake_swiglu_mxfp8_grouped_desc_init(&d);
+// A family's grouped calls (MXFP8, FP8 blockwise): one code path drives both.
+struct Mxfp8 {
+  using Desc = cake_swiglu_mxfp8_grouped_desc;
+  static constexpr auto init = cake_swiglu_mxfp8_grouped_desc_init;
+  static constexpr auto buffer_sizes = cake_swiglu_mxfp8_grouped_buffer_sizes;
+  static constexpr auto forward = cake_swiglu_mxfp8_grouped_forward;
+  static constexpr auto backward = cake_swiglu_mxfp8_grouped_backward;
+  static constexpr auto query = cake_swiglu_mxfp8_grouped_query;
+};
+struct Fp8 {
+  using Desc = cake_swiglu_fp8_grouped_desc;
+  static constexpr auto init = cake_swiglu_fp8_grouped_desc_init;
+  static constexpr auto buffer_sizes = cake_swiglu_fp8_grouped_buffer_sizes;
+  static constexpr auto forward = cake_swiglu_fp8_grouped_forward;
+  static constexpr auto backward = cake_swiglu_fp8_grouped_backward;
+  static constexpr auto query = cake_swiglu_fp8_grouped_query;
+};
+
+// f(Mxfp8{}) or f(Fp8{}).
+template <class F>
+auto with_family(bool mxfp8, F f) {
+  return mxfp8 ? f(Mxfp8{}) : f(Fp8{});
+}
+
+// The descriptor of `form` (FP8 blockwise: with the scale rule; MXFP8 has none).
+template <class Fam>
+typename Fam::Desc desc_of(const Problem &p, int form, int rule, const char *program) {
+  typename Fam::Desc d;
+  Fam::init(&d);
   d.tokens = p.T;
   d.k = p.K;
   d.experts = (int32_t)p.E();
   d.orientation = static_cast<cake_mxfp8_orientation_t>(form % 3 + 1);
+  if constexpr (std::is_same_v<Fam, Fp8>) d.scale_rule = static_cast<cake_fp8_scale_rule_t>(rule);
   d.program = program;
   return d;
 }
 
-cake_swiglu_fp8_grouped_desc f8_desc(const Problem &p, int form, int rule, const char *program) {
-  cake_swiglu_fp8_grouped_desc d;
-  cake_swiglu_fp8_grouped_desc_init(&d);
-  d.tokens = p.T;
-  d.k = p.K;
-  d.experts = (int32_t)p.E();
-  d.orientation = static_cast<cake_mxfp8_orientation_t>(form % 3 + 1);
-  d.scale_rule = static_cast<cake_fp8_scale_rule_t>(rule);
-  d.program = program;
-  return d;
-}
-
-cake_swiglu_grouped_sizes sizes_of(const Problem &p, bool mxfp8) {
+cake_swiglu_grouped_sizes sizes_of(const Problem &p, bool mxfp8, int form, int backward) {
   cake_swiglu_grouped_sizes s;
   cake_swiglu_grouped_sizes_init(&s);
-  if (mxfp8) {
-    const cake_swiglu_mxfp8_grouped_desc d = mx_desc(p, 0, nullptr);
-    CAKE_OK(cake_swiglu_mxfp8_grouped_buffer_sizes(&d, 1, &s));
-  } else {
-    const cake_swiglu_fp8_grouped_desc d = f8_desc(p, 0, 0, nullptr);
-    CAKE_OK(cake_swiglu_fp8_grouped_buffer_sizes(&d, 1, &s));
-  }
+  const cake_status_t st = with_family(mxfp8, [&](auto fam) {
+    using Fam = decltype(fam);
+    const typename Fam::Desc d = desc_of<Fam>(p, form, 0, nullptr);
+    return Fam::buffer_sizes(&d, backward, &s);
+  });
+  CAKE_OK(st);
   return s;
+}
+
+// The backward's sizes (the larger), which every form fits.
+cake_swiglu_grouped_sizes sizes_of(const Problem &p, bool mxfp8) {
+  return sizes_of(p, mxfp8, 0, 1);
+}
+
+// The problem's inputs and offsets into dev.
+void upload(Device &dev, const Problem &p, const std::vector<uint16_t> &in,
+            const std::vector<uint16_t> &grad) {
+  dev.in.upload(in);
+  dev.grad.upload(grad);
+  dev.offsets.upload(p.offsets);
 }
 
 // The call of `form` (poisoned first) on `stream`; nothing synchronised or copied.
 cake_status_t launch(cake_handle_t h, Device &dev, const Problem &p, int form, int rule,
                      bool mxfp8, const char *program, cudaStream_t stream) {
   const bool bwd = form >= 3;
-  if (mxfp8) {
-    const cake_swiglu_mxfp8_grouped_desc d = mx_desc(p, form, program);
-    return bwd ? cake_swiglu_mxfp8_grouped_backward(h, &d, dev.in.ptr, dev.grad.ptr,
-                                                    dev.offsets.ptr, dev.row_q.ptr, dev.row_s.ptr,
-                                                    dev.col_q.ptr, dev.col_s.ptr, dev.status.ptr,
-                                                    stream)
-               : cake_swiglu_mxfp8_grouped_forward(h, &d, dev.in.ptr, dev.offsets.ptr,
-                                                   dev.row_q.ptr, dev.row_s.ptr, dev.col_q.ptr,
-                                                   dev.col_s.ptr, dev.status.ptr, stream);
-  }
-  const cake_swiglu_fp8_grouped_desc d = f8_desc(p, form, rule, program);
-  return bwd ? cake_swiglu_fp8_grouped_backward(h, &d, dev.in.ptr, dev.grad.ptr, dev.offsets.ptr,
-                                                dev.row_q.ptr, dev.row_s.ptr, dev.col_q.ptr,
-                                                dev.col_s.ptr, dev.status.ptr, stream)
-             : cake_swiglu_fp8_grouped_forward(h, &d, dev.in.ptr, dev.offsets.ptr,
-                                               dev.row_q.ptr, dev.row_s.ptr, dev.col_q.ptr,
-                                               dev.col_s.ptr, dev.status.ptr, stream);
+  return with_family(mxfp8, [&](auto fam) {
+    using Fam = decltype(fam);
+    const typename Fam::Desc d = desc_of<Fam>(p, form, rule, program);
+    return bwd ? Fam::backward(h, &d, dev.in.ptr, dev.grad.ptr, dev.offsets.ptr, dev.row_q.ptr,
+                               dev.row_s.ptr, dev.col_q.ptr, dev.col_s.ptr, dev.status.ptr, stream)
+               : Fam::forward(h, &d, dev.in.ptr, dev.offsets.ptr, dev.row_q.ptr, dev.row_s.ptr,
+                              dev.col_q.ptr, dev.col_s.ptr, dev.status.ptr, stream);
+  });
 }
 
 // The bytes of the form's buffers, as many as the form's sizes say (the buffers are the
 // backward's, so a forward's tail bytes are the poison and not compared).
 Host download(Device &dev, const Problem &p, int form, bool mxfp8) {
-  cake_swiglu_grouped_sizes s;
-  cake_swiglu_grouped_sizes_init(&s);
-  if (mxfp8) {
-    const cake_swiglu_mxfp8_grouped_desc d = mx_desc(p, form, nullptr);
-    CAKE_OK(cake_swiglu_mxfp8_grouped_buffer_sizes(&d, form >= 3, &s));
-  } else {
-    const cake_swiglu_fp8_grouped_desc d = f8_desc(p, form, 0, nullptr);
-    CAKE_OK(cake_swiglu_fp8_grouped_buffer_sizes(&d, form >= 3, &s));
-  }
+  const cake_swiglu_grouped_sizes s = sizes_of(p, mxfp8, form, form >= 3);
   Host h;
   auto get = [](DeviceBuffer<uint8_t> &b, size_t n) {
     std::vector<uint8_t> v = b.download();
@@ -192,9 +206,7 @@ int check_problem(const Problem &p, bool mxfp8, bool cross) {
   const std::vector<uint16_t> in = cake_swiglu_gpu::random_input(p.T, 2 * p.K, 40, 32, false);
   const std::vector<uint16_t> grad = cake_swiglu_gpu::random_input(p.T, p.K, 20, 32, false);
   Device dev(p, sizes_of(p, mxfp8));
-  dev.in.upload(in);
-  dev.grad.upload(grad);
-  dev.offsets.upload(p.offsets);
+  upload(dev, p, in, grad);
   int runs = 0;
   for (int rule = 0; rule < (mxfp8 ? 1 : 2); ++rule) {
     for (int form = 0; form < 6; ++form) {
@@ -209,15 +221,11 @@ int check_problem(const Problem &p, bool mxfp8, bool cross) {
           const char *name = cake_program_name(h, i);
           cake_program_info info;
           cake_program_info_init(&info);
-          const cake_status_t q =
-              mxfp8 ? [&] {
-                const cake_swiglu_mxfp8_grouped_desc d = mx_desc(p, form, name);
-                return cake_swiglu_mxfp8_grouped_query(h, &d, form >= 3, &info);
-              }()
-                    : [&] {
-                        const cake_swiglu_fp8_grouped_desc d = f8_desc(p, form, rule, name);
-                        return cake_swiglu_fp8_grouped_query(h, &d, form >= 3, &info);
-                      }();
+          const cake_status_t q = with_family(mxfp8, [&](auto fam) {
+            using Fam = decltype(fam);
+            const typename Fam::Desc d = desc_of<Fam>(p, form, rule, name);
+            return Fam::query(h, &d, form >= 3, &info);
+          });
           if (q != CAKE_STATUS_SUCCESS) continue;
           dev.poison();
           CAKE_OK(launch(h, dev, p, form, rule, mxfp8, name, nullptr));
@@ -315,23 +323,6 @@ bool slices_equal(bool mxfp8, int form, const Problem &p, const cake_ref::GroupR
 
 }  // namespace
 
-static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
-static int teardown(void **) {
-  cake_test::close_handles(g_handle, &g_cross);
-  return 0;
-}
-
-// Must run first: the model of every later test uses the measured table.
-static void test_sigmoid_table(void **) {
-  SKIP_WITHOUT_GPU();
-  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
-  const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
-  if (!rep.ok) {
-    print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());
-    fail();
-  }
-}
-
 static void test_every_program(void **) {
   SKIP_WITHOUT_GPU();
   assert_int_equal(g_table.size(), 65536);
@@ -357,9 +348,7 @@ static void test_bit_identical_to_ungrouped(void **) {
     const std::vector<uint16_t> in = cake_swiglu_gpu::random_input(p.T, 2 * p.K, 30, 32, false);
     const std::vector<uint16_t> grad = cake_swiglu_gpu::random_input(p.T, p.K, 10, 32, false);
     Device dev(p, sizes_of(p, mxfp8));
-    dev.in.upload(in);
-    dev.grad.upload(grad);
-    dev.offsets.upload(p.offsets);
+    upload(dev, p, in, grad);
     const cake_ref::GroupRows g = cake_ref::grouped_rows(p.offsets, p.T);
     int slices = 0;
     for (int form = 0; form < 6; ++form) {
@@ -397,9 +386,7 @@ static void test_graph_replay_new_offsets(void **) {
     const std::vector<uint16_t> in = cake_swiglu_gpu::random_input(p.T, 2 * p.K, 30, 32, false);
     const std::vector<uint16_t> grad = cake_swiglu_gpu::random_input(p.T, p.K, 10, 32, false);
     Device dev(p, sizes_of(p, mxfp8));
-    dev.in.upload(in);
-    dev.grad.upload(grad);
-    dev.offsets.upload(p.offsets);
+    upload(dev, p, in, grad);
     const int form = 5;  // backward both: every buffer
     cudaStream_t s;
     CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -456,9 +443,7 @@ static void test_many_experts(void **) {
     const std::vector<uint16_t> in = cake_swiglu_gpu::random_input(p.T, 2 * p.K, 8, 32, false);
     const std::vector<uint16_t> grad = cake_swiglu_gpu::random_input(p.T, p.K, 4, 32, false);
     Device dev(p, sizes_of(p, mxfp8));
-    dev.in.upload(in);
-    dev.grad.upload(grad);
-    dev.offsets.upload(p.offsets);
+    upload(dev, p, in, grad);
     for (int form = 0; form < 6; ++form) {
       dev.poison();
       CAKE_OK(launch(g_handle, dev, p, form, 0, mxfp8, nullptr, nullptr));
@@ -475,13 +460,13 @@ static void test_validation_writes_nothing(void **) {
   const Problem p{256, 128, {100, 256}};
   Device dev(p, sizes_of(p, false));
   dev.poison();
-  cake_swiglu_fp8_grouped_desc d = f8_desc(p, 2, 0, nullptr);
+  cake_swiglu_fp8_grouped_desc d = desc_of<Fp8>(p, 2, 0, nullptr);
   d.scale_rule = static_cast<cake_fp8_scale_rule_t>(7);
   assert_int_equal(cake_swiglu_fp8_grouped_forward(g_handle, &d, dev.in.ptr, dev.offsets.ptr,
                                                    dev.row_q.ptr, dev.row_s.ptr, dev.col_q.ptr,
                                                    dev.col_s.ptr, dev.status.ptr, nullptr),
                    CAKE_STATUS_INVALID_ARGUMENT);
-  d = f8_desc(p, 2, 0, nullptr);
+  d = desc_of<Fp8>(p, 2, 0, nullptr);
   std::vector<int32_t> host_offsets = p.offsets;  // offsets in host memory: refused
   assert_int_equal(cake_swiglu_fp8_grouped_forward(g_handle, &d, dev.in.ptr, host_offsets.data(),
                                                    dev.row_q.ptr, dev.row_s.ptr, dev.col_q.ptr,

@@ -21,9 +21,11 @@ using cake_test::DeviceBuffer;
 
 namespace {
 
-cake_handle_t g_handle = nullptr;
-std::vector<cake_handle_t> g_cross;
-std::vector<uint32_t> g_table;  // the device's exact-sequence sigmoid, per BF16 gate
+using cake_swiglu_gpu::g_cross;
+using cake_swiglu_gpu::g_handle;
+using cake_swiglu_gpu::g_table;
+using cake_swiglu_gpu::setup;
+using cake_swiglu_gpu::teardown;
 
 uint16_t bf16(float f) { return cake_test::float_to_bf16_rne(f); }
 
@@ -137,26 +139,15 @@ __global__ void fill_bf16_hash(uint16_t *out, int64_t n, uint64_t seed) {
 
 }  // namespace
 
-static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
-
-static int teardown(void **) {
-  cake_test::close_handles(g_handle, &g_cross);
-  return 0;
-}
-
 // Must run first: the model of every later test uses the measured table.
 static void test_sigmoid_tables(void **) {
   SKIP_WITHOUT_GPU();
-  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
-  const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
+  const cake_ref::SigmoidTableReport rep = cake_swiglu_gpu::measure_sigmoid_table();
   print_message("sigmoid table: max %.2f ulp vs 1/(1+2^fl(g*c)), max %.2f ulp vs float64; spec bound "
                 "(2+|g|/2 ulp) %s (%lld values over it, worst ratio %.2f at gate 0x%04x)\n",
                 rep.max_ulp_seq, rep.max_ulp, rep.spec_ok ? "met" : "NOT met",
                 (long long)rep.spec_violations, rep.spec_worst_ratio, rep.spec_worst_gate);
-  if (!rep.ok) {
-    print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());
-    fail();
-  }
+  cake_swiglu_gpu::require_sigmoid_table(rep);
   struct {
     void (*kernel)(uint32_t *);
     const char *name;

@@ -21,9 +21,12 @@
 
 namespace {
 
-cake_handle_t g_handle = nullptr;
-std::vector<cake_handle_t> g_cross;
-std::vector<uint32_t> g_table;  // the device's exact-sequence sigmoid, per BF16 gate
+using cake_swiglu_gpu::g_cross;
+using cake_swiglu_gpu::g_handle;
+using cake_swiglu_gpu::g_table;
+using cake_swiglu_gpu::setup;
+using cake_swiglu_gpu::teardown;
+using cake_swiglu_gpu::test_sigmoid_table;
 
 constexpr int64_t kM = 1024, kK = 1024;  // 16 x 65,280 values and a few more
 
@@ -175,23 +178,6 @@ cake_swiglu_fp8_sizes f8_sizes() {
 }
 
 }  // namespace
-
-static int setup(void **) { return cake_test::open_handles(&g_handle, &g_cross); }
-static int teardown(void **) {
-  cake_test::close_handles(g_handle, &g_cross);
-  return 0;
-}
-
-// Must run first: the model of every later test uses the measured table.
-static void test_sigmoid_table(void **) {
-  SKIP_WITHOUT_GPU();
-  g_table = cake_swiglu_gpu::device_table(cake_sigmoid_table_exact);
-  const cake_ref::SigmoidTableReport rep = cake_ref::check_sigmoid_table(g_table.data());
-  if (!rep.ok) {
-    print_error("sigmoid table fails its hard criteria: %s\n", rep.detail.c_str());
-    fail();
-  }
-}
 
 static void test_mxfp8_range_rows(void **) {
   SKIP_WITHOUT_GPU();
