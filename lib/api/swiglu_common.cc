@@ -55,6 +55,13 @@ cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
   return swiglu_check_orientation(orientation_field);
 }
 
+cake_status_t swiglu_check_scale_rule(const cake_fp8_scale_rule_t &rule_field) {
+  const int32_t rule = enum_bits(rule_field);
+  if (rule == CAKE_FP8_SCALE_EXACT || rule == CAKE_FP8_SCALE_POW2) return CAKE_STATUS_SUCCESS;
+  return fail(CAKE_STATUS_INVALID_ARGUMENT,
+              "desc->scale_rule = %d: CAKE_FP8_SCALE_EXACT (0) or CAKE_FP8_SCALE_POW2 (1)", rule);
+}
+
 cake_status_t swiglu_check_bytes(int64_t m, int64_t k, bool sizes_ok) {
   if (sizes_ok) return CAKE_STATUS_SUCCESS;
   return fail(CAKE_STATUS_INVALID_ARGUMENT,

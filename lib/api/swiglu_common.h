@@ -34,6 +34,37 @@ struct SwigluShapeRule {
 cake_status_t swiglu_check_backward(int backward);
 cake_status_t swiglu_check_orientation(const cake_mxfp8_orientation_t &orientation);
 
+// The FP8 blockwise scale rule (ungrouped and grouped descriptors): EXACT or POW2.
+cake_status_t swiglu_check_scale_rule(const cake_fp8_scale_rule_t &rule);
+
+// The caller's descriptor over desc_init's defaults (a smaller, older struct keeps the defaults
+// of the fields it lacks). Ungrouped and grouped families.
+template <class Desc>
+cake_status_t swiglu_read_struct(const Desc *user, cake_status_t (*desc_init)(Desc *), Desc *d) {
+  CAKE_TRY(check_not_null(user, "desc"));
+  desc_init(d);
+  return read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d);
+}
+
+// One call prepared: its descriptor, form, program, the routing metric (rows times K) and the
+// launch shape. Ungrouped and grouped families.
+template <class Desc>
+struct SwigluCall {
+  Desc desc;
+  int form;
+  ProgramChoice choice;
+  int64_t metric;
+  LaunchShape launch;
+};
+
+// The query's answer for a prepared call.
+template <class Desc>
+cake_status_t swiglu_query_info(cake_handle_t handle, const SwigluCall<Desc> &call,
+                                cake_program_info *info) {
+  const int64_t grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
+  return write_program_info(handle, call.choice, grid, call.metric, info);
+}
+
 // The descriptor checks of both families, in order: backward is 0 or 1, M and K positive and
 // multiples of the family's rule, the orientation one of the three.
 cake_status_t swiglu_check_desc(int backward, int64_t m, int64_t k,
@@ -69,19 +100,10 @@ cake_status_t swiglu_fill_failed(const cake_program_desc &prog, int64_t m, int64
 template <class F>
 struct SwigluApi {
   using Desc = typename F::Desc;
-
-  struct Call {
-    Desc desc;
-    int form;
-    ProgramChoice choice;
-    int64_t metric;  // M*K
-    LaunchShape launch;
-  };
+  using Call = SwigluCall<Desc>;
 
   static cake_status_t read_desc(const Desc *user, int backward, Desc *d, int *form) {
-    CAKE_TRY(check_not_null(user, "desc"));
-    F::desc_init(d);
-    CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d));
+    CAKE_TRY(swiglu_read_struct(user, F::desc_init, d));
     CAKE_TRY(swiglu_check_desc(backward, d->m, d->k, d->orientation, F::kShape));
     CAKE_TRY(F::check_desc(*d));
     *form = swiglu_form_of(backward != 0, d->orientation);
@@ -143,8 +165,7 @@ struct SwigluApi {
                              cake_program_info *info) {
     Call call;
     CAKE_TRY(prepare(handle, desc, backward, &call));
-    const int64_t grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
-    return write_program_info(handle, call.choice, grid, call.metric, info);
+    return swiglu_query_info(handle, call, info);
   }
 };
 

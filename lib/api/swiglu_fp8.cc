@@ -21,15 +21,7 @@ struct Fp8 {
   static constexpr auto sizes = &swiglu_fp8_sizes;
   static constexpr auto tiles = &swiglu_fp8_tiles;
   static constexpr auto launch_shape = &swiglu_fp8_launch_shape;
-  static cake_status_t check_desc(const Desc &d) {
-    const int32_t rule = enum_bits(d.scale_rule);
-    if (rule != CAKE_FP8_SCALE_EXACT && rule != CAKE_FP8_SCALE_POW2) {
-      return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                  "desc->scale_rule = %d: CAKE_FP8_SCALE_EXACT (0) or CAKE_FP8_SCALE_POW2 (1)",
-                  rule);
-    }
-    return CAKE_STATUS_SUCCESS;
-  }
+  static cake_status_t check_desc(const Desc &d) { return swiglu_check_scale_rule(d.scale_rule); }
   static int32_t variant(const Desc &d) { return swiglu_fp8_variant(d.m); }
   static bool fill_params(const cake_program_desc &prog, const Desc &d, const SwigluTensors &t,
                           Params *p) {

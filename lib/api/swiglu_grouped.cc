@@ -97,19 +97,10 @@ cake_status_t check_grouped_tensors(cake_handle_t handle, int backward,
 template <class F>
 struct GroupedApi {
   using Desc = typename F::Desc;
-
-  struct Call {
-    Desc desc;
-    int form;
-    ProgramChoice choice;
-    int64_t metric;  // T*K
-    LaunchShape launch;
-  };
+  using Call = SwigluCall<Desc>;  // metric T*K
 
   static cake_status_t read_desc(const Desc *user, int backward, Desc *d, int *form) {
-    CAKE_TRY(check_not_null(user, "desc"));
-    F::desc_init(d);
-    CAKE_TRY(read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d));
+    CAKE_TRY(swiglu_read_struct(user, F::desc_init, d));
     CAKE_TRY(check_grouped_desc(backward, d->tokens, d->k, d->experts, d->orientation, F::kBlock,
                                 F::kWhy));
     CAKE_TRY(F::check_desc(*d));
@@ -185,8 +176,7 @@ struct GroupedApi {
                              cake_program_info *info) {
     Call call;
     CAKE_TRY(prepare(handle, desc, backward, &call));
-    const int64_t grid = int64_t(call.launch.grid[0]) * call.launch.grid[1] * call.launch.grid[2];
-    return write_program_info(handle, call.choice, grid, call.metric, info);
+    return swiglu_query_info(handle, call, info);
   }
 };
 
@@ -213,15 +203,7 @@ struct Fp8 {
   static constexpr const char *kWhy = "the 1x128 scale block";
   static constexpr auto desc_init = &cake_swiglu_fp8_grouped_desc_init;
   static constexpr auto sizes = &swiglu_fp8_grouped_sizes;
-  static cake_status_t check_desc(const Desc &d) {
-    const int32_t rule = enum_bits(d.scale_rule);
-    if (rule != CAKE_FP8_SCALE_EXACT && rule != CAKE_FP8_SCALE_POW2) {
-      return fail(CAKE_STATUS_INVALID_ARGUMENT,
-                  "desc->scale_rule = %d: CAKE_FP8_SCALE_EXACT (0) or CAKE_FP8_SCALE_POW2 (1)",
-                  rule);
-    }
-    return CAKE_STATUS_SUCCESS;
-  }
+  static cake_status_t check_desc(const Desc &d) { return swiglu_check_scale_rule(d.scale_rule); }
   static bool fill_params(const cake_program_desc &prog, const Desc &d,
                           const SwigluGroupedTensors &t, Params *p) {
     return swiglu_fp8_grouped_fill_params(prog, d.tokens, d.k, d.experts,
