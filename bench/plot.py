@@ -44,8 +44,10 @@ def elements(shape):
 def series(doc, family):
     """(shapes, [(label, [fraction or None per shape])], [(label, [(speedup, lo, hi) or None])])."""
     spec = FAMILIES[family]
-    cake = {(r["family"], r["op"], r["shape"], r["package"]): r for r in doc["cake"] if "us" in r}
-    shapes = sorted({r["shape"] for r in doc["cake"] if r["family"] == family}, key=elements)
+    # Grouped SwiGLU rows (base_label "per-expert") have their table only.
+    rows = [r for r in doc["cake"] if r.get("base_label") != "per-expert"]
+    cake = {(r["family"], r["op"], r["shape"], r["package"]): r for r in rows if "us" in r}
+    shapes = sorted({r["shape"] for r in rows if r["family"] == family}, key=elements)
     fracs = []
     for op, pkg in spec["bars"]:
         ys = []

@@ -16,6 +16,11 @@ A cake-bench run with --ng-quant (the quantized norm-gate forward beside the pla
 its rows (family normgate_quant) with the plain forward's time in the same rounds (base_us), the
 ratio of round medians (ratio [ratio_lo, ratio_hi]) and the bytes moved; PEERS may be - then.
 
+A grouped SwiGLU run (cake-bench --sw-shapes grouped) keeps the per-expert launches of the
+ungrouped call timed in the same rounds the same way (base_us, ratio [ratio_lo, ratio_hi],
+base_label "per-expert"). --cake-also adds the rows of another cake-bench JSON of the same
+device (the other family's run); --cake-command records the cake-bench command lines as given.
+
 --variants VARIANTS.json (bench/peers/peers.py --table variants) adds the norm-gate variant
 table: its rows (variants), Cake against the best peer (variants_vs_best) and its provenance
 and copy reference (variants_meta). Without it the file has none of these keys.
@@ -70,9 +75,12 @@ def cake_rows(cake):
                 row["frac_copy"] = round(r["frac_copy"], 4)
             if r.get("floor", {}).get("median_us", -1) > 0:
                 row["floor_us"] = r3(r["floor"]["median_us"])
-            if r.get("base", {}).get("median_us", -1) > 0:  # the quantized norm-gate forward
+            # The plain forward of a quantized norm-gate row; a grouped row's per-expert launches.
+            if r.get("base", {}).get("median_us", -1) > 0:
                 row.update(base_us=r3(r["base"]["median_us"]), ratio=r3(r["ratio_to_base"]),
                            ratio_lo=r3(r.get("ratio_lo")), ratio_hi=r3(r.get("ratio_hi")))
+                if r.get("base_label"):
+                    row["base_label"] = r["base_label"]
         else:
             row.update(status=r.get("status", ""), note=r.get("note", ""))
         if r["family"] == "normgate_quant":  # its table gives the bytes each output moves
@@ -117,15 +125,29 @@ def routing(cake):
 def commands(a, commit, out_path):
     rel = os.path.relpath(os.path.abspath(out_path), ROOT)
     drv = "--nvidia-smi nvidia-smi.csv" if a.nvidia_smi else "--driver %s" % a.driver
-    return [
-        "cmake -S . -B build -G Ninja && cmake --build build",
-        "bench/peers/fetch.sh",
-        "nvidia-smi --query-gpu=name,driver_version --format=csv > nvidia-smi.csv",
-        "build/bench/cake-bench --routing --json cake.json",
-        a.peers_command,
-        "python3 bench/results.py cake.json peers.json --commit %s %s -o %s" % (commit, drv, rel),
+    if not a.cake_command:  # the default run: cake-bench and the peers
+        return [
+            "cmake -S . -B build -G Ninja && cmake --build build",
+            "bench/peers/fetch.sh",
+            "nvidia-smi --query-gpu=name,driver_version --format=csv > nvidia-smi.csv",
+            "build/bench/cake-bench --routing --json cake.json",
+            a.peers_command,
+            "python3 bench/results.py cake.json peers.json --commit %s %s -o %s" % (commit, drv, rel),
+            "python3 bench/tables.py --write docs/performance.md",
+            "python3 bench/plot.py %s -o docs/img" % rel,
+        ]
+    # Cake alone, as the given commands ran it: no peers, no figure.
+    also = "".join(" --cake-also %s" % os.path.basename(p) for p in a.cake_also)
+    cmds = ["cmake -S . -B build -G Ninja && cmake --build build",
+            "nvidia-smi --query-gpu=name,driver_version --format=csv > nvidia-smi.csv"]
+    cmds += a.cake_command
+    if a.peers != "-":
+        cmds.append(a.peers_command)
+    return cmds + [
+        "python3 bench/results.py %s %s%s --commit %s %s -o %s" % (
+            os.path.basename(a.cake), "peers.json" if a.peers != "-" else "-", also, commit, drv,
+            rel),
         "python3 bench/tables.py --write docs/performance.md",
-        "python3 bench/plot.py %s -o docs/img" % rel,
     ]
 
 
@@ -232,6 +254,11 @@ def main(argv=None):
     ap.add_argument("--date", help="YYYY-MM-DD (default: cake-bench's date)")
     ap.add_argument("--peers-command", default=PEERS_DEFAULT,
                     help="the peers.py command line that made PEERS (recorded as given)")
+    ap.add_argument("--cake-also", action="append", default=[], metavar="JSON",
+                    help="another cake-bench JSON of the same device (its rows follow CAKE's)")
+    ap.add_argument("--cake-command", action="append", default=[], metavar="CMD",
+                    help="a cake-bench command line that made CAKE or --cake-also (recorded as "
+                    "given, in order; with it the commands list no peers unless PEERS is given)")
     ap.add_argument("--variants", help="bench/peers/peers.py --table variants --json output")
     ap.add_argument("--variants-command", default=VARIANTS_DEFAULT,
                     help="the peers.py command line that made VARIANTS (recorded as given)")
@@ -244,6 +271,16 @@ def main(argv=None):
             peers = json.load(f)
     if cake.get("tool") != "cake-bench" or "results" not in cake:
         sys.exit("results.py: %s is not cake-bench JSON" % a.cake)
+    for path in a.cake_also:
+        with open(path) as f:
+            more = json.load(f)
+        if more.get("tool") != "cake-bench" or "results" not in more:
+            sys.exit("results.py: %s is not cake-bench JSON" % path)
+        if more["device"]["name"] != cake["device"]["name"]:
+            sys.exit("results.py: %s is of %s, %s of %s" % (
+                path, more["device"]["name"], a.cake, cake["device"]["name"]))
+        cake = dict(cake, results=cake["results"] + more["results"],
+                    routing=cake.get("routing", []) + more.get("routing", []))
     doc = build(cake, peers, a, a.output)
     if a.variants:
         with open(a.variants) as f:

@@ -17,7 +17,9 @@ routing check's verdict. A speedup is the best peer's time over Cake's in the ro
 peers.py alternated Cake's graph with that peer's: median [min, max] of the per-round ratios.
 Where the results JSON has the norm-gate variant table (bench/results.py --variants), it follows;
 where it has the quantized norm-gate forward (cake-bench --ng-quant), its table follows the
-norm-gate ones.
+norm-gate ones; where it has grouped SwiGLU rows (cake-bench --sw-shapes grouped), their table
+(the grouped launch against the limit line and against per-expert launches of the ungrouped
+call) follows the SwiGLU ones.
 
     python3 bench/tables.py --variants variants.json     # the variant table of one peers.py
                                                          # --table variants JSON, straight
@@ -46,6 +48,11 @@ def short_peer(name):
     return name.split()[0]
 
 
+def is_grouped(r):
+    """A grouped SwiGLU row (timed beside per-expert launches of the ungrouped call)."""
+    return r.get("base_label") == "per-expert"
+
+
 def us(v):
     return "%.2f" % v if v is not None else "-"
 
@@ -71,10 +78,10 @@ class Doc:
         self.peer = {(r["family"], r["op"], r["shape"], r["peer"]): r["us"] for r in doc["peers"]}
         self.paired = {(v["family"], v["op"], v["shape"], v["cake"]): v for v in doc["vs_best_peer"]}
 
-    def shapes(self, family):
+    def shapes(self, family, grouped=False):
         out = []
         for r in self.doc["cake"]:
-            if r["family"] == family and r["shape"] not in out:
+            if r["family"] == family and is_grouped(r) == grouped and r["shape"] not in out:
                 out.append(r["shape"])
         return out
 
@@ -211,6 +218,45 @@ def swiglu(d, family="swiglu"):
     return out
 
 
+GROUPED_TITLES = {
+    "swiglu": "Grouped SwiGLU + MXFP8 (`cake_swiglu_mxfp8_grouped_*`)",
+    "swiglu_fp8": "Grouped SwiGLU + FP8 blockwise 1x128 (`cake_swiglu_fp8_grouped_*`, exact scale "
+                  "rule)",
+}
+
+
+def ratio(r):
+    return "-" if r.get("ratio") is None else "%.3f [%.3f, %.3f]" % (
+        r["ratio"], r["ratio_lo"], r["ratio_hi"])
+
+
+def swiglu_grouped(d, family):
+    """Grouped SwiGLU (cake-bench --sw-shapes grouped): per shape and form, the grouped launch
+    against the limit line and against the per-expert launches timed in the same rounds."""
+    shapes = d.shapes(family, grouped=True)
+    if not shapes:
+        return []
+    out = ["%s, CUDA-graph replays (us). T x K / E: T tokens (input T x 2K BF16) over E experts, "
+           "one fixed uneven split per shape. %% limit = limit us / grouped us, the limit line "
+           "being the whole tensor's bytes. per-expert us = the E launches of the ungrouped call "
+           "on the same split and buffers, one graph, timed in the same rounds; grouped / "
+           "per-expert: median [min, max] over rounds of the ratio of round medians (< 1: the "
+           "grouped launch is faster)." % GROUPED_TITLES[family], "",
+           "| T x K / E | form | grouped us | limit us | % limit | per-expert us | "
+           "grouped / per-expert | program |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for sh in shapes:
+        for form in SW_FORMS:
+            r = d.cake.get((family, form, sh, "-"))
+            if not r:
+                continue
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                sh, form, us(r.get("us")), us(r.get("limit_us")),
+                pct(r.get("limit_us"), r.get("us")), us(r.get("base_us")), ratio(r),
+                "`%s`" % r["program"] if "us" in r else r.get("status", "")))
+    return out
+
+
 NGQ_OUTPUTS = {"fwdg": "plain (BF16 y)", "fp8b": "FP8 blockwise, exact", "fp8b_pow2":
                "FP8 blockwise, pow2", "mxfp8": "MXFP8"}
 
@@ -233,12 +279,10 @@ def normgate_quant(d):
     for r in rows:
         base, plus = r["op"].partition("+")[::2]
         name = NGQ_OUTPUTS.get(base, base) + (" + BF16 y" if plus else "")
-        ratio = "-" if r.get("ratio") is None else "%.3f [%.3f, %.3f]" % (
-            r["ratio"], r["ratio_lo"], r["ratio_hi"])
         ok = "us" in r
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["shape"], name, "%.1f" % (r["bytes"] / 1e6) if r.get("bytes") else "-",
-            us(r.get("us")), ratio, us(r.get("limit_us")), pct(r.get("limit_us"), r.get("us")),
+            us(r.get("us")), ratio(r), us(r.get("limit_us")), pct(r.get("limit_us"), r.get("us")),
             "`%s`" % r["program"] if ok else r.get("status", "")))
     return out
 
@@ -378,7 +422,8 @@ def variants(doc):
 def render(doc):
     d = Doc(doc)
     blocks = [header(doc).split("\n"), normgate_limit(d), normgate_peers(d), normgate_quant(d),
-              swiglu(d), swiglu(d, "swiglu_fp8"), floors(d), skipped(d), routing(d), variants(doc)]
+              swiglu(d), swiglu(d, "swiglu_fp8"), swiglu_grouped(d, "swiglu"),
+              swiglu_grouped(d, "swiglu_fp8"), floors(d), skipped(d), routing(d), variants(doc)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 

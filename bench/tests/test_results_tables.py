@@ -230,6 +230,74 @@ class NormgateQuant(unittest.TestCase):
         self.assertNotIn("| T x H | op | det us", md)
 
 
+def grouped_doc(family, us, base_us, ratio, lo, hi):
+    """A cake-bench --sw-shapes grouped JSON of one family: one shape, fwd_row."""
+    doc = cake_doc()
+    doc["results"] = [cake_row(family, "fwd_row", "16384x2048/E8", "-", us, 48.0,
+                               program="sm90.g_" + family, base=stat(base_us),
+                               base_label="per-expert", ratio_to_base=ratio, ratio_lo=lo,
+                               ratio_hi=hi)]
+    doc["routing"] = []
+    return doc
+
+
+class GroupedRows(unittest.TestCase):
+    """Grouped SwiGLU runs (both families' JSONs into one results file): the per-expert ratio
+    kept, their own table, no plain SwiGLU table and no figure from them."""
+
+    def results(self, **kw):
+        with tempfile.TemporaryDirectory() as tmp:
+            mx, f8 = os.path.join(tmp, "g-mx.json"), os.path.join(tmp, "g-f8.json")
+            with open(mx, "w") as f:
+                json.dump(grouped_doc("swiglu", 54.0, 66.5, 0.811, 0.808, 0.818), f)
+            with open(f8, "w") as f:
+                json.dump(grouped_doc("swiglu_fp8", 60.0, 50.0, 1.2, 1.19, 1.21), f)
+            out = os.path.join(tmp, "gpux-grouped.json")
+            results.main([mx, "-", "--cake-also", f8, "-o", out, "--commit", "abc1234",
+                          "--driver", "1.2.3", "--cake-command", "cake-bench A",
+                          "--cake-command", "cake-bench B"])
+            with open(out) as f:
+                return json.load(f)
+
+    def test_results_keep_the_ratio_and_both_files(self):
+        doc = self.results()
+        rows = {r["family"]: r for r in doc["cake"]}
+        self.assertEqual(sorted(rows), ["swiglu", "swiglu_fp8"])
+        self.assertEqual((rows["swiglu"]["base_us"], rows["swiglu"]["ratio"],
+                          rows["swiglu"]["base_label"]), (66.5, 0.811, "per-expert"))
+        self.assertEqual(rows["swiglu_fp8"]["ratio_hi"], 1.21)
+        cmds = doc["commands"]
+        self.assertIn("cake-bench A", cmds)
+        self.assertLess(cmds.index("cake-bench A"), cmds.index("cake-bench B"))
+        self.assertFalse(any("peers" in c for c in cmds), cmds)
+        self.assertTrue(any("g-mx.json - --cake-also g-f8.json --commit abc1234" in c
+                            for c in cmds), cmds)
+
+    def test_another_device_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
+            other = grouped_doc("swiglu_fp8", 1.0, 1.0, 1.0, 1.0, 1.0)
+            other["device"] = dict(other["device"], name="GPU Y")
+            for path, d in ((a, grouped_doc("swiglu", 1.0, 1.0, 1.0, 1.0, 1.0)), (b, other)):
+                with open(path, "w") as f:
+                    json.dump(d, f)
+            with self.assertRaises(SystemExit):
+                results.main([a, "-", "--cake-also", b, "-o", os.path.join(tmp, "o.json")])
+
+    def test_table(self):
+        doc = self.results()
+        md = tables.render(doc)
+        self.assertIn("| T x K / E | form | grouped us | limit us | % limit | per-expert us | "
+                      "grouped / per-expert | program |", md)
+        self.assertIn("| 16384x2048/E8 | fwd_row | 54.00 | 48.00 | 88.9% | 66.50 | "
+                      "0.811 [0.808, 0.818] | `sm90.g_swiglu` |", md)
+        self.assertIn("| 16384x2048/E8 | fwd_row | 60.00 | 48.00 | 80.0% | 50.00 | "
+                      "1.200 [1.190, 1.210] | `sm90.g_swiglu_fp8` |", md)
+        self.assertLess(md.index("Grouped SwiGLU + MXFP8"), md.index("Grouped SwiGLU + FP8"))
+        self.assertNotIn("| M x K | form | Cake us", md)  # no plain SwiGLU table
+        self.assertEqual(plot.series(doc, "swiglu")[0], [])  # no figure
+
+
 class PlotSeries(unittest.TestCase):
     def test_series_by_size_with_paired_whiskers(self):
         with tempfile.TemporaryDirectory() as tmp:
