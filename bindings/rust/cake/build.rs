@@ -33,6 +33,17 @@ const OPTIONAL: &[&str] = &[
     "cake_normgate_quant_buffer_sizes",
     "cake_normgate_forward_quantized",
     "cake_normgate_forward_quantized_query",
+    "cake_swiglu_mxfp8_grouped_desc_init",
+    "cake_swiglu_fp8_grouped_desc_init",
+    "cake_swiglu_grouped_sizes_init",
+    "cake_swiglu_mxfp8_grouped_buffer_sizes",
+    "cake_swiglu_fp8_grouped_buffer_sizes",
+    "cake_swiglu_mxfp8_grouped_forward",
+    "cake_swiglu_mxfp8_grouped_backward",
+    "cake_swiglu_mxfp8_grouped_query",
+    "cake_swiglu_fp8_grouped_forward",
+    "cake_swiglu_fp8_grouped_backward",
+    "cake_swiglu_fp8_grouped_query",
 ];
 
 fn main() {

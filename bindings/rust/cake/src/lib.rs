@@ -281,7 +281,7 @@ fn check(function: &'static str, status: sys::cake_status_t) -> Result<()> {
 /// Calls a function that the linked library may lack (see build.rs): the body when it exports
 /// `$name`, else an Err(NOT_IN_LIBRARY).
 macro_rules! optional {
-    ($cfg:ident, $name:literal, $body:block) => {{
+    ($cfg:ident, $name:expr, $body:block) => {{
         #[cfg($cfg)]
         {
             $body
@@ -1391,3 +1391,7 @@ pub fn swizzled_scale_offset(r: usize, c: usize, cols: usize) -> usize {
     let cp = cols.div_ceil(4) * 4;
     ((r / 128) * (cp / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4
 }
+
+// Grouped SwiGLU (after the macros it uses).
+mod grouped;
+pub use grouped::*;

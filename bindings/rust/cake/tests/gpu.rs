@@ -495,3 +495,121 @@ fn normgate_forward_quantized_bytes() {
         );
     }
 }
+
+/// Grouped SwiGLU + FP8 blockwise, forward both orientations over four uneven experts (one
+/// empty, one of a partial colwise block): every expert's dequantized rows and columns against
+/// the float64 SwiGLU, through the layouts of docs/spec/swiglu-grouped.md; the status word 0
+/// for valid offsets, and the past-T bit for an offset past T.
+#[test]
+#[cfg_attr(
+    not(cake_gpu_tests),
+    ignore = "no NVIDIA driver where this was built (CAKE_GPU_TESTS=1 builds it in)"
+)]
+fn swiglu_fp8_grouped_forward_both() {
+    let (drv, h) = setup();
+    let (t, k) = (400usize, 256usize);
+    let ends: [i32; 4] = [100, 100, 333, 400];
+    let desc = cake::SwigluFp8GroupedDesc::new(t as i64, k as i64, 4, Orientation::BOTH);
+    let sizes = match cake::swiglu_fp8_grouped_buffer_sizes(&desc, false) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let mut rng = Rng(11);
+    let input = bf16_vec(&mut rng, t * 2 * k, 3.0, 0.0);
+    let ind = drv.upload(&input).unwrap();
+    let offs = drv.upload(&ends).unwrap();
+    let status = drv.upload(&[0x7f7f_7f7fi32]).unwrap();
+    let bufs = [
+        sizes.q_bytes,
+        sizes.row_s_bytes,
+        sizes.q_bytes,
+        sizes.col_s_bytes,
+    ]
+    .map(|n| drv.alloc(n).unwrap());
+    for b in &bufs {
+        b.fill(0xa5).unwrap();
+    }
+    let out = Mxfp8Outputs {
+        row_q: bufs[0].ptr(),
+        row_s: bufs[1].ptr(),
+        col_q: bufs[2].ptr(),
+        col_s: bufs[3].ptr(),
+    };
+    let st = status.ptr() as *mut i32;
+    unsafe {
+        h.swiglu_fp8_grouped_forward(
+            &desc,
+            ind.ptr(),
+            offs.ptr() as *const i32,
+            out,
+            st,
+            std::ptr::null_mut(),
+        )
+    }
+    .expect("grouped forward");
+    drv.synchronize().unwrap();
+    assert_eq!(
+        status.read::<i32>(1).unwrap()[0],
+        0,
+        "status of valid offsets"
+    );
+    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
+        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    let f32_at = |v: &[u8], i: usize| f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap());
+    let (o, blocks) = (k, k / 128);
+    let (mut e2, mut r2, mut start, mut p) = (0.0, 0.0, 0usize, 0usize);
+    for &end in &ends {
+        let n = end as usize - start;
+        for r in 0..n {
+            let m = start + r;
+            for c in 0..o {
+                let (g, u) = (
+                    from_bf16(input[m * 2 * k + c]) as f64,
+                    from_bf16(input[m * 2 * k + k + c]) as f64,
+                );
+                let want = from_bf16(to_bf16((g * sigmoid(g) * u) as f32)) as f64;
+                // Expert slices: row_s [n, O/128] MN-major from element p * O/128; col_q the
+                // expert's [O, n] from byte start * O; col_s from element (p / 128) * O.
+                let srow = f32_at(&rs, p * blocks + (c / 128) * n + r) as f64;
+                let scol = f32_at(&cs, (p / 128 + r / 128) * o + c) as f64;
+                assert!(srow >= 2f64.powi(-126) && scol >= 2f64.powi(-126));
+                let (qr, qc) = (rq[m * o + c], cq[start * o + c * n + r]);
+                for got in [e4m3(qr) * srow, e4m3(qc) * scol] {
+                    e2 += (got - want).powi(2);
+                    r2 += want * want;
+                }
+            }
+        }
+        start = end as usize;
+        p += n.div_ceil(128) * 128;
+    }
+    assert!(
+        (e2 / r2).sqrt() <= 0.05,
+        "dequantized relative L2 {}",
+        (e2 / r2).sqrt()
+    );
+
+    // An offset past T: still a defined result, and the status word says so.
+    offs.write(&[100i32, 100, 333, 405]).unwrap();
+    unsafe {
+        h.swiglu_fp8_grouped_forward(
+            &desc,
+            ind.ptr(),
+            offs.ptr() as *const i32,
+            out,
+            st,
+            std::ptr::null_mut(),
+        )
+    }
+    .expect("grouped forward, offset past T");
+    drv.synchronize().unwrap();
+    let word = status.read::<i32>(1).unwrap()[0] as u32;
+    assert_ne!(
+        word & cake::SwigluGroupedStatus::OFFSETS_PAST_TOKENS.0,
+        0,
+        "status {word:#x}"
+    );
+}

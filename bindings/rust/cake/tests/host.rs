@@ -420,3 +420,113 @@ fn normgate_forward_quantized_without_gpu_says_why() {
         Err(e) => assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}"),
     }
 }
+
+#[test]
+fn swiglu_grouped_sizes() {
+    // include/cake.h: P = 128 * floor((T + 127 * min(E, T)) / 128); the spec's worked example.
+    assert_eq!(cake::swiglu_grouped_scale_rows(256, 3), 512);
+    assert_eq!(
+        cake::swiglu_grouped_scale_rows(5, 64),
+        128 * ((5 + 127 * 5) / 128)
+    );
+    let mx = cake::swiglu_mxfp8_grouped_expected_sizes(1000, 256, 8, false);
+    assert_eq!(
+        (
+            mx.out_cols,
+            mx.scale_rows,
+            mx.q_bytes,
+            mx.row_s_bytes,
+            mx.col_s_bytes
+        ),
+        (256, 1920, 256_000, 1920 * 2 * 4, 2 * 128 * 1920 / 32)
+    );
+    let f8 = cake::swiglu_fp8_grouped_expected_sizes(1000, 256, 8, true);
+    assert_eq!(
+        (
+            f8.out_cols,
+            f8.scale_rows,
+            f8.q_bytes,
+            f8.row_s_bytes,
+            f8.col_s_bytes
+        ),
+        (512, 1920, 512_000, 4 * 1920 * 4, 4 * 512 * 1920 / 128)
+    );
+    let desc = cake::SwigluMxfp8GroupedDesc::new(1000, 256, 8, Orientation::BOTH);
+    match cake::swiglu_mxfp8_grouped_buffer_sizes(&desc, false) {
+        Ok(got) => {
+            assert_eq!(got, mx);
+            for (t, k, e) in [(1, 128, 1), (4099, 64, 64), (2053, 128, 256), (256, 96, 3)] {
+                for bwd in [false, true] {
+                    let d = cake::SwigluMxfp8GroupedDesc::new(t, k, e, Orientation::ROWWISE);
+                    assert_eq!(
+                        cake::swiglu_mxfp8_grouped_buffer_sizes(&d, bwd).expect("mxfp8 sizes"),
+                        cake::swiglu_mxfp8_grouped_expected_sizes(t, k, e as i64, bwd)
+                    );
+                    if k % 128 == 0 {
+                        let d = cake::SwigluFp8GroupedDesc::new(t, k, e, Orientation::COLWISE)
+                            .scale_rule(Fp8ScaleRule::POW2);
+                        assert_eq!(
+                            cake::swiglu_fp8_grouped_buffer_sizes(&d, bwd).expect("fp8 sizes"),
+                            cake::swiglu_fp8_grouped_expected_sizes(t, k, e as i64, bwd)
+                        );
+                    }
+                }
+            }
+            // K off the scale block, no experts, an unknown scale rule: refused, with a message.
+            let e = cake::swiglu_mxfp8_grouped_buffer_sizes(
+                &cake::SwigluMxfp8GroupedDesc::new(256, 48, 2, Orientation::ROWWISE),
+                false,
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::UNSUPPORTED_SHAPE, "{e}");
+            assert_eq!(e.function(), "cake_swiglu_mxfp8_grouped_buffer_sizes");
+            let e = cake::swiglu_fp8_grouped_buffer_sizes(
+                &cake::SwigluFp8GroupedDesc::new(256, 128, 0, Orientation::ROWWISE),
+                false,
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::INVALID_ARGUMENT, "{e}");
+            assert!(e.message().contains("experts"), "{e}");
+            let e = cake::swiglu_fp8_grouped_buffer_sizes(
+                &cake::SwigluFp8GroupedDesc::new(256, 128, 2, Orientation::ROWWISE)
+                    .scale_rule(Fp8ScaleRule(7)),
+                false,
+            )
+            .unwrap_err();
+            assert_eq!(e.status(), Status::INVALID_ARGUMENT, "{e}");
+            assert!(e.message().contains("scale_rule"), "{e}");
+        }
+        Err(e) => {
+            assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}");
+            assert!(!cake::library_has("cake_swiglu_mxfp8_grouped_buffer_sizes"));
+            eprintln!("skipped: {e}");
+        }
+    }
+    assert_eq!(
+        cake::SwigluGroupedStatus::OFFSETS_PAST_TOKENS.name(),
+        Some("OFFSETS_PAST_TOKENS")
+    );
+    assert_eq!(cake::SwigluGroupedStatus(3).name(), None);
+}
+
+#[test]
+fn swiglu_grouped_query_without_gpu_says_why() {
+    let h = match Handle::new(0) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let mx = cake::SwigluMxfp8GroupedDesc::new(16384, 2048, 64, Orientation::BOTH);
+    let f8 = cake::SwigluFp8GroupedDesc::new(16384, 2048, 64, Orientation::BOTH);
+    for (got, part) in [
+        (h.swiglu_mxfp8_grouped_query(&mx, true), "swg_bwd_both"),
+        (h.swiglu_fp8_grouped_query(&f8, false), "sw8g_fwd_both"),
+    ] {
+        match got {
+            Ok(info) => assert!(info.name.contains(part), "{} for {part}", info.name),
+            Err(e) => assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}"),
+        }
+    }
+}
