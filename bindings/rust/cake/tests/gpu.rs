@@ -7,7 +7,7 @@ use cake::{
     NormgateQuantDesc, NormgateQuantFormat, NormgateQuantOutputs, Orientation, SwigluMxfp8Desc,
 };
 use cuda_min::host::{bf16_ordinal, from_bf16, to_bf16, Rng};
-use cuda_min::Driver;
+use cuda_min::{DeviceBuffer, Driver};
 
 fn setup() -> (Driver, Handle) {
     let drv = Driver::open(0).unwrap_or_else(|e| panic!("no usable GPU 0 (CUDA driver): {e}"));
@@ -19,6 +19,31 @@ fn bf16_vec(rng: &mut Rng, n: usize, scale: f64, offset: f64) -> Vec<u16> {
     (0..n)
         .map(|_| to_bf16((offset + scale * rng.normal()) as f32))
         .collect()
+}
+
+/// The four output buffers of a SwiGLU call (row_q, row_s, col_q, col_s), poisoned, and their
+/// pointers.
+fn outputs(
+    drv: &Driver,
+    q: usize,
+    row_s: usize,
+    col_s: usize,
+) -> ([DeviceBuffer<'_>; 4], Mxfp8Outputs) {
+    let bufs = [q, row_s, q, col_s].map(|n| drv.alloc(n).unwrap());
+    for b in &bufs {
+        b.fill(0xa5).unwrap();
+    }
+    let out = Mxfp8Outputs {
+        row_q: bufs[0].ptr(),
+        row_s: bufs[1].ptr(),
+        col_q: bufs[2].ptr(),
+        col_s: bufs[3].ptr(),
+    };
+    (bufs, out)
+}
+
+fn read_all(bufs: &[DeviceBuffer<'_>; 4]) -> [Vec<u8>; 4] {
+    [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap())
 }
 
 fn sigmoid(v: f64) -> f64 {
@@ -201,24 +226,11 @@ fn swiglu_mxfp8_forward_rowwise_and_colwise() {
     let mut rng = Rng(42);
     let input = bf16_vec(&mut rng, m * 2 * k, 3.0, 0.0);
     let ind = drv.upload(&input).unwrap();
-    let bufs = [
-        sizes.q_bytes,
-        sizes.row_s_bytes,
-        sizes.q_bytes,
-        sizes.col_s_bytes,
-    ]
-    .map(|n| drv.alloc(n).unwrap());
-    let out = Mxfp8Outputs {
-        row_q: bufs[0].ptr(),
-        row_s: bufs[1].ptr(),
-        col_q: bufs[2].ptr(),
-        col_s: bufs[3].ptr(),
-    };
+    let (bufs, out) = outputs(&drv, sizes.q_bytes, sizes.row_s_bytes, sizes.col_s_bytes);
     unsafe { h.swiglu_mxfp8_forward(&desc, ind.ptr(), out, std::ptr::null_mut()) }
         .expect("forward");
     drv.synchronize().unwrap();
-    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
-        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    let [rq, rs, cq, cs] = read_all(&bufs);
     let yv = |r: usize, c: usize| {
         let (g, u) = (
             from_bf16(input[r * 2 * k + c]) as f64,
@@ -280,23 +292,10 @@ fn swiglu_fp8_forward_rowwise_and_colwise() {
     let mut rng = Rng(7);
     let input = bf16_vec(&mut rng, m * 2 * k, 3.0, 0.0);
     let ind = drv.upload(&input).unwrap();
-    let bufs = [
-        sizes.q_bytes,
-        sizes.row_s_bytes,
-        sizes.q_bytes,
-        sizes.col_s_bytes,
-    ]
-    .map(|n| drv.alloc(n).unwrap());
-    let out = Mxfp8Outputs {
-        row_q: bufs[0].ptr(),
-        row_s: bufs[1].ptr(),
-        col_q: bufs[2].ptr(),
-        col_s: bufs[3].ptr(),
-    };
+    let (bufs, out) = outputs(&drv, sizes.q_bytes, sizes.row_s_bytes, sizes.col_s_bytes);
     unsafe { h.swiglu_fp8_forward(&desc, ind.ptr(), out, std::ptr::null_mut()) }.expect("forward");
     drv.synchronize().unwrap();
-    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
-        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    let [rq, rs, cq, cs] = read_all(&bufs);
     let f32_at = |v: &[u8], i: usize| f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap());
     let (mut e2, mut r2) = (0.0, 0.0);
     for r in 0..m {
@@ -522,42 +521,25 @@ fn swiglu_fp8_grouped_forward_both() {
     let ind = drv.upload(&input).unwrap();
     let offs = drv.upload(&ends).unwrap();
     let status = drv.upload(&[0x7f7f_7f7fi32]).unwrap();
-    let bufs = [
-        sizes.q_bytes,
-        sizes.row_s_bytes,
-        sizes.q_bytes,
-        sizes.col_s_bytes,
-    ]
-    .map(|n| drv.alloc(n).unwrap());
-    for b in &bufs {
-        b.fill(0xa5).unwrap();
-    }
-    let out = Mxfp8Outputs {
-        row_q: bufs[0].ptr(),
-        row_s: bufs[1].ptr(),
-        col_q: bufs[2].ptr(),
-        col_s: bufs[3].ptr(),
+    let (bufs, out) = outputs(&drv, sizes.q_bytes, sizes.row_s_bytes, sizes.col_s_bytes);
+    // One grouped forward with the offsets in `offs`: the status word it writes.
+    let run = |what: &str| -> u32 {
+        unsafe {
+            h.swiglu_fp8_grouped_forward(
+                &desc,
+                ind.ptr(),
+                offs.ptr() as *const i32,
+                out,
+                status.ptr() as *mut i32,
+                std::ptr::null_mut(),
+            )
+        }
+        .expect(what);
+        drv.synchronize().unwrap();
+        status.read::<i32>(1).unwrap()[0] as u32
     };
-    let st = status.ptr() as *mut i32;
-    unsafe {
-        h.swiglu_fp8_grouped_forward(
-            &desc,
-            ind.ptr(),
-            offs.ptr() as *const i32,
-            out,
-            st,
-            std::ptr::null_mut(),
-        )
-    }
-    .expect("grouped forward");
-    drv.synchronize().unwrap();
-    assert_eq!(
-        status.read::<i32>(1).unwrap()[0],
-        0,
-        "status of valid offsets"
-    );
-    let [rq, rs, cq, cs]: [Vec<u8>; 4] =
-        [0, 1, 2, 3].map(|i| bufs[i].read(bufs[i].bytes()).unwrap());
+    assert_eq!(run("grouped forward"), 0, "status of valid offsets");
+    let [rq, rs, cq, cs] = read_all(&bufs);
     let f32_at = |v: &[u8], i: usize| f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap());
     let (o, blocks) = (k, k / 128);
     let (mut e2, mut r2, mut start, mut p) = (0.0, 0.0, 0usize, 0usize);
@@ -594,19 +576,7 @@ fn swiglu_fp8_grouped_forward_both() {
 
     // An offset past T: still a defined result, and the status word says so.
     offs.write(&[100i32, 100, 333, 405]).unwrap();
-    unsafe {
-        h.swiglu_fp8_grouped_forward(
-            &desc,
-            ind.ptr(),
-            offs.ptr() as *const i32,
-            out,
-            st,
-            std::ptr::null_mut(),
-        )
-    }
-    .expect("grouped forward, offset past T");
-    drv.synchronize().unwrap();
-    let word = status.read::<i32>(1).unwrap()[0] as u32;
+    let word = run("grouped forward, offset past T");
     assert_ne!(
         word & cake::SwigluGroupedStatus::OFFSETS_PAST_TOKENS.0,
         0,
