@@ -445,6 +445,31 @@ typedef enum cake_mxfp8_orientation {
   CAKE_MXFP8_BOTH = 3,    /**< Both, from one read of the input. */
 } cake_mxfp8_orientation_t;
 
+/** The activation of a SwiGLU call (every form of both block formats, ungrouped and grouped):
+ * docs/spec/swiglu-mxfp8.md, "Variants". Added in 0.4. */
+typedef enum cake_swiglu_activation {
+  CAKE_SWIGLU_ACT_SILU = 0,    /**< silu(g) * u (the default). */
+  /** gpt-oss's clamped SwiGLU: g' = min(g, limit), u' = clamp(u, -limit, limit),
+   * g' * sigmoid(alpha * g') * (u' + 1); alpha and limit from the descriptor. */
+  CAKE_SWIGLU_ACT_CLAMPED = 1,
+} cake_swiglu_activation_t;
+
+/** The variant of a SwiGLU call, the last member of every SwiGLU descriptor (ungrouped and
+ * grouped, both block formats): docs/spec/swiglu-mxfp8.md, "Variants". A descriptor from an
+ * older header (a struct_size that ends before it) is the plain SwiGLU. Its fields are set by the
+ * descriptor's *_init function. Added in 0.4. */
+typedef struct cake_swiglu_variant_desc {
+  cake_swiglu_activation_t activation; /**< Default CAKE_SWIGLU_ACT_SILU. */
+  float alpha;      /**< CAKE_SWIGLU_ACT_CLAMPED: the sigmoid's slope, finite (default 1.702). */
+  float limit;      /**< CAKE_SWIGLU_ACT_CLAMPED: the clamp bound, > 0 (default 7.0). */
+  int32_t weighted; /**< 1: router-weighted, y = act(g, u) * p[row]; 0 (default) unweighted. */
+  /** weighted: device FP32 [rows of in] (grouped: [tokens]), one weight a row, 4-byte aligned. */
+  const float *p;
+  /** weighted backward: device FP32 [rows of in] receiving dp[row], the sum over the row's k
+   * columns of grad * act(g, u) in the spec's order, 4-byte aligned. Not read by the forward. */
+  float *dp;
+} cake_swiglu_variant_desc;
+
 /** Shape of a SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_desc_init(). */
 typedef struct cake_swiglu_mxfp8_desc {
   size_t struct_size;  /**< sizeof(cake_swiglu_mxfp8_desc). */
@@ -454,6 +479,7 @@ typedef struct cake_swiglu_mxfp8_desc {
   cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
   /** NULL: the router picks; else the name of a program of the handle's table to force. */
   const char *program;
+  cake_swiglu_variant_desc variant; /**< Default: the plain SwiGLU. Added in 0.4. */
 } cake_swiglu_mxfp8_desc;
 
 /** Sizes of the output buffers of one form. */
@@ -568,6 +594,7 @@ typedef struct cake_swiglu_fp8_desc {
   cake_fp8_scale_rule_t scale_rule; /**< Default CAKE_FP8_SCALE_EXACT. */
   /** NULL: the router picks; else the name of a program of the handle's table to force. */
   const char *program;
+  cake_swiglu_variant_desc variant; /**< Default: the plain SwiGLU. Added in 0.4. */
 } cake_swiglu_fp8_desc;
 
 /** Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of
@@ -690,6 +717,7 @@ typedef struct cake_swiglu_mxfp8_grouped_desc {
   cake_mxfp8_orientation_t orientation; /**< Default CAKE_MXFP8_ROWWISE. */
   /** NULL: the router picks; else the name of a grouped program of the handle's table. */
   const char *program;
+  cake_swiglu_variant_desc variant; /**< Default: the plain SwiGLU. Added in 0.4. */
 } cake_swiglu_mxfp8_grouped_desc;
 
 /** Shape of a grouped SwiGLU + FP8 blockwise call. Initialise with
@@ -703,6 +731,7 @@ typedef struct cake_swiglu_fp8_grouped_desc {
   cake_fp8_scale_rule_t scale_rule;     /**< Default CAKE_FP8_SCALE_EXACT. */
   /** NULL: the router picks; else the name of a grouped program of the handle's table. */
   const char *program;
+  cake_swiglu_variant_desc variant; /**< Default: the plain SwiGLU. Added in 0.4. */
 } cake_swiglu_fp8_grouped_desc;
 
 /** Sizes of the output buffers of a grouped form (both formats). Scales are sized for every split

@@ -26,6 +26,12 @@
 //                    to a tail program only when M is not a multiple of 128
 //                    (lib/families/family.cc). Grouped forms (6..11) need it: every expert's
 //                    last row tile may be partial.
+//   variant          (optional, 0) 1: the program serves the SwiGLU variants (the weighted and
+//                    the clamped SwiGLU, docs/spec/swiglu-mxfp8.md, "Variants") from the call's
+//                    run-time cake_swiglu_variant, and only variant programs serve them. A CTA
+//                    takes whole row tiles, their k-tiles in column order (a row's dp summed in
+//                    registers in the spec's order); pipeline 0, every pass's loads at once
+//                    (load_batch 0) and tail 1 (any M).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -38,7 +44,7 @@ namespace cake {
 
 struct SwigluFp8Knobs {
   int form, threads, tile_rows, rows_per_thread, load_hint, sigmoid_form, band_form, load_batch;
-  int pipeline, tail;
+  int pipeline, tail, variant;
 };
 
 constexpr int kFp8TileCols = 128;  // k-columns of every tile: one 1x128 block
@@ -99,22 +105,29 @@ CAKE_HD constexpr bool f8_grouped_ok(const SwigluFp8Knobs &k) {
   return !sw_grouped(k.form) || k.tail == 1;
 }
 
+CAKE_HD constexpr bool f8_variant_ok(const SwigluFp8Knobs &k) {
+  return k.variant == 0 ||
+         (k.variant == 1 && k.pipeline == 0 && k.load_batch == 0 && k.tail == 1);
+}
+
 CAKE_HD constexpr bool f8_knobs_ok(const SwigluFp8Knobs &k) {
   return sw_form_valid(k.form) && f8_threads_ok(k) && f8_rows_per_thread_ok(k) &&
          f8_tile_rows_ok(k) && f8_slots_ok(k) && f8_load_batch_ok(k) && f8_pipeline_ok(k) &&
-         f8_col_items_ok(k) && f8_tail_ok(k) && f8_grouped_ok(k) &&
+         f8_col_items_ok(k) && f8_tail_ok(k) && f8_grouped_ok(k) && f8_variant_ok(k) &&
          sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) && sw_band_form_ok(k);
 }
 
 template <int kForm_, int kThreads_, int kTileRows_, int kRowsPerThread_, int kLoadHint_,
-          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0, int kPipeline_ = 0, int kTail_ = 0>
+          int kSigmoidForm_, int kBandForm_, int kLoadBatch_ = 0, int kPipeline_ = 0, int kTail_ = 0,
+          int kVariant_ = 0>
 struct SwigluFp8Cfg {
   static constexpr SwigluFp8Knobs kKnobs = {kForm_,       kThreads_,    kTileRows_,
                                             kRowsPerThread_, kLoadHint_, kSigmoidForm_,
                                             kBandForm_,   kLoadBatch_,  kPipeline_,
-                                            kTail_};
+                                            kTail_,       kVariant_};
   static constexpr int kPipeline = kPipeline_;
   static constexpr bool kTail = kTail_ != 0;
+  static constexpr bool kVariant = kVariant_ != 0;
   static constexpr int kForm = kForm_;
   static constexpr bool kGrouped = sw_grouped(kForm_);
   static constexpr bool kBackward = sw_backward(kForm_);
@@ -148,6 +161,7 @@ struct SwigluFp8Cfg {
   static_assert(f8_col_items_ok(kKnobs), "phase 2 items: whole warps");
   static_assert(f8_tail_ok(kKnobs), "tail is 0 or 1");
   static_assert(f8_grouped_ok(kKnobs), "grouped forms: tail 1");
+  static_assert(f8_variant_ok(kKnobs), "variant: 0, or 1 with pipeline 0, load_batch 0, tail 1");
   static_assert(sw_load_hint_ok(kKnobs), "load_hint is 0, 1 or 2");
   static_assert(sw_sigmoid_form_ok(kKnobs), "sigmoid_form is 1 or 2");
   static_assert(sw_band_form_ok(kKnobs), "band_form is 0, 1, 2 or 3");

@@ -86,16 +86,24 @@ __device__ __forceinline__ int y_word(int row, int w) {
   return row * Cfg::kRowWords + (row >> 4) * kFp8YPad + w;
 }
 
-// One slot row: Y, its rowwise bytes and scale, its copy into the Y tile.
+// One slot row: Y, its rowwise bytes and scale, its copy into the Y tile. A variant program
+// (acc: the slot row's running dp sum) adds the tile's part of the row's dp.
 template <class Cfg>
 __device__ __forceinline__ void compute_slot_row(const cake_swiglu_fp8_params &p, int64_t m,
                                                  int row, int64_t k, int chunk, const SlotRow &s,
-                                                 uint32_t *ytile) {
+                                                 uint32_t *ytile, float *acc = nullptr) {
   constexpr int G = Cfg::kOutPerK;  // Y, or dgate and dup
   const int64_t K = p.K;
   uint32_t y[G][8];
-  swiglu::compute_y<Cfg>(s.g, s.u, s.d, p.in + m * (2 * K) + k,
-                         Cfg::kBackward ? p.grad + m * K + k : nullptr, K, y[0], y[G - 1]);
+  const uint16_t *gate = p.in + m * (2 * K) + k;
+  const uint16_t *grad = Cfg::kBackward ? p.grad + m * K + k : nullptr;
+  if constexpr (Cfg::kVariant) {
+    const float t = swiglu::compute_y<Cfg>(s.g, s.u, s.d, gate, grad, K, y[0], y[G - 1],
+                                           swiglu::variant_act(p.var, m, p.M));
+    *acc = swiglu::dp_add_tile<kFp8BlockLanes, 32 / kFp8SlotCols>(t, *acc);
+  } else {
+    swiglu::compute_y<Cfg>(s.g, s.u, s.d, gate, grad, K, y[0], y[G - 1]);
+  }
 
   if constexpr (Cfg::kRowwise) {
     uint32_t a = fp8b_amax16(y[0]);
@@ -189,12 +197,13 @@ __device__ __forceinline__ void load_batch(const cake_swiglu_fp8_params &p, int6
   }
 }
 
-// Phase 1 of passes [b0, b0 + kBatch) from their loaded inputs.
+// Phase 1 of passes [b0, b0 + kBatch) from their loaded inputs (a variant program: with the
+// dp sums of all passes' slot rows, acc[pass][r]).
 template <class Cfg>
 __device__ __forceinline__ void compute_batch(const cake_swiglu_fp8_params &p, int64_t m0,
                                               int64_t k0, int b0,
                                               const SlotRow (&in)[Cfg::kBatch][Cfg::kRpt],
-                                              uint32_t *ytile) {
+                                              uint32_t *ytile, float (*acc)[Cfg::kRpt] = nullptr) {
 #pragma unroll
   for (int b = 0; b < Cfg::kBatch; ++b) {
     const int slot = threadIdx.x + (b0 + b) * Cfg::kThreads;
@@ -202,7 +211,8 @@ __device__ __forceinline__ void compute_batch(const cake_swiglu_fp8_params &p, i
 #pragma unroll
     for (int r = 0; r < Cfg::kRpt; ++r) {
       const int row = rg + r * Cfg::kRowGroups;
-      compute_slot_row<Cfg>(p, m0 + row, row, k0 + chunk * kFp8SlotCols, chunk, in[b][r], ytile);
+      compute_slot_row<Cfg>(p, m0 + row, row, k0 + chunk * kFp8SlotCols, chunk, in[b][r], ytile,
+                            Cfg::kVariant ? &acc[b0 + b][r] : nullptr);
     }
   }
 }
@@ -244,7 +254,43 @@ __device__ __forceinline__ void run_tiles(const Problem &pb) {
     }
     return e;
   };
-  if constexpr (Cfg::kPipeline == 1) {
+  if constexpr (Cfg::kVariant) {
+    // Whole row tiles a CTA, each one's k-tiles in column order: every slot row's dp sum runs
+    // through the row's tiles in the spec's order and is stored once, by the row's first lane,
+    // after its last tile (weighted backward only).
+    const uint32_t row_tiles = tiles / tiles_k;
+    for (uint32_t rt = blockIdx.x; rt < row_tiles; rt += gridDim.x) {
+      int64_t m0, k0;
+      const auto &p = pb.view(origin(rt * tiles_k, m0, k0));
+      float acc[Cfg::kPasses][Cfg::kRpt];
+#pragma unroll
+      for (int b = 0; b < Cfg::kPasses; ++b) {
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) acc[b][r] = 0.0f;
+      }
+#pragma unroll 1
+      for (uint32_t kt = 0; kt < tiles_k; ++kt) {
+        k0 = (int64_t)kt * kFp8TileCols;
+        SlotRow in[Cfg::kBatch][Cfg::kRpt];
+        load_batch<Cfg>(p, m0, k0, 0, in);
+        compute_batch<Cfg>(p, m0, k0, 0, in, ytile, acc);
+        phase2_tile<Cfg>(p, m0, k0, ytile);
+      }
+      if constexpr (Cfg::kBackward) {
+        if (p.var.weighted != 0) {
+#pragma unroll
+          for (int b = 0; b < Cfg::kPasses; ++b) {
+            const int slot = threadIdx.x + b * Cfg::kThreads;
+#pragma unroll
+            for (int r = 0; r < Cfg::kRpt; ++r) {
+              const int64_t m = m0 + (slot >> 3) + r * Cfg::kRowGroups;
+              if ((slot & (kFp8BlockLanes - 1)) == 0 && m < p.M) p.var.dp[m] = acc[b][r];
+            }
+          }
+        }
+      }
+    }
+  } else if constexpr (Cfg::kPipeline == 1) {
     // Every pass's loads in registers (kBatch == kPasses); the next tile's are issued after
     // this tile's phase 1 and land during its phase 2. tile + gridDim.x < 2^32: tile < 2^31.
     SlotRow in[Cfg::kBatch][Cfg::kRpt];
@@ -309,7 +355,7 @@ using swiglu_fp8_params_t =
 }  // namespace cake
 
 // One manifest line -> one extern "C" kernel (the includer defines CAKE_KERNEL_NAME(sym)).
-// load_batch, pipeline and tail are optional (0 when left out).
+// load_batch, pipeline, tail and variant are optional (0 when left out).
 #ifndef CAKE_SWIGLU_FP8_PROGRAM
 #define CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread,        \
                                 load_hint, sigmoid_form, band_form, ...)                         \

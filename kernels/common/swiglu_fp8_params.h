@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "swiglu_variant_params.h"
+
 typedef struct cake_swiglu_fp8_params {
   const uint16_t *in;   /* [M, 2K] bf16 */
   const uint16_t *grad; /* [M, K] bf16, backward; NULL forward */
@@ -30,12 +32,13 @@ typedef struct cake_swiglu_fp8_params {
   int64_t tiles;    /* ceil(M / tile_rows) * tiles_k */
   uint32_t form;    /* cake_swiglu_form the program was compiled for (a record) */
   uint32_t rule;    /* scale rule: 0 exact (amax / 448), 1 power of two */
+  cake_swiglu_variant var; /* read by the variant programs only */
 } cake_swiglu_fp8_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_swiglu_fp8_params) == 96, "cake_swiglu_fp8_params layout changed");
+static_assert(sizeof(cake_swiglu_fp8_params) == 128, "cake_swiglu_fp8_params layout changed");
 #else
-_Static_assert(sizeof(cake_swiglu_fp8_params) == 96, "cake_swiglu_fp8_params layout changed");
+_Static_assert(sizeof(cake_swiglu_fp8_params) == 128, "cake_swiglu_fp8_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_SWIGLU_FP8_PARAMS_H_ */

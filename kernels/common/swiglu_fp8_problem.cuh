@@ -32,6 +32,10 @@ struct GroupedProblem : swg::GroupedTiles<cake_swiglu_fp8_params, Cfg::kTileRows
     v.M = x.rows;
     v.in = p.in + x.start * 2 * p.K;
     if constexpr (Cfg::kBackward) v.grad = p.grad + x.start * p.K;
+    if constexpr (Cfg::kVariant) {  // one weight (and dp) a token
+      if (p.var.p != nullptr) v.var.p = p.var.p + x.start;
+      if (p.var.dp != nullptr) v.var.dp = p.var.dp + x.start;
+    }
     if constexpr (Cfg::kRowwise) {
       v.row_q = p.row_q + x.start * p.O;
       v.row_s = p.row_s + x.pad_start * (p.O / fp8b::kBlockElems);

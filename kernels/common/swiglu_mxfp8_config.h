@@ -63,6 +63,14 @@
 //                    block of a row a thread (four 16-byte shared reads, no shuffle), as items
 //                    after phase 2's: where phase 2 has fewer items than threads (small tiles)
 //                    the otherwise waiting warps take them.
+//   variant          (optional, default 0) 1: the program serves the SwiGLU variants (the weighted
+//                    and the clamped SwiGLU, docs/spec/swiglu-mxfp8.md, "Variants") from the
+//                    call's run-time cake_swiglu_variant, and only variant programs serve them.
+//                    A CTA takes whole row tiles, their k-tiles in column order, so that a
+//                    row's dp is summed in registers in the spec's order (register schedule,
+//                    k-fastest tiles of its own: pipeline 0, group_rows 0, row_from_tile 0;
+//                    a tile row's slots in one warp: tile_cols / slot_cols a power of two up
+//                    to 32).
 // Grouped forms (6..11, docs/spec/swiglu-grouped.md) take the same knobs, in k-fastest order one
 // tile at a time (sw_grouped_ok).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
@@ -82,7 +90,7 @@ constexpr int64_t kSwMaxStaticSmemBytes = 48 * 1024;  // static shared memory of
 // A manifest line's knobs as written (0 for an optional knob left out).
 struct SwigluKnobs {
   int form, threads, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid_form, band_form;
-  int pipeline, group_rows, col_lanes, slot_cols, row_from_tile;
+  int pipeline, group_rows, col_lanes, slot_cols, row_from_tile, variant;
 };
 
 // ---- knob defaults and decodings ----
@@ -236,6 +244,13 @@ CAKE_HD constexpr bool sw_tile_pairs_ok(const SwigluKnobs &k) {
 CAKE_HD constexpr bool sw_grouped_ok(const SwigluKnobs &k) {
   return !sw_grouped(k.form) || (k.group_rows == 0 && k.pipeline != 1);
 }
+// Variant programs: the register schedule over whole row tiles, a tile row's slots in a warp.
+CAKE_HD constexpr bool sw_variant_ok(const SwigluKnobs &k) {
+  return k.variant == 0 ||
+         (k.variant == 1 && k.pipeline == 0 && k.group_rows == 0 && k.row_from_tile == 0 &&
+          k.tile_cols / sw_slot_cols(k) <= 32 &&
+          ((k.tile_cols / sw_slot_cols(k)) & (k.tile_cols / sw_slot_cols(k) - 1)) == 0);
+}
 CAKE_HD constexpr bool sw_staged_scales_ok(const SwigluKnobs &k) {  // a thread a piece
   return !sw_staged_scales(k) || sw_scale_pieces(k) <= k.threads;
 }
@@ -252,18 +267,20 @@ CAKE_HD constexpr bool sw_knobs_ok(const SwigluKnobs &k) {
          sw_col_items_ok(k) && sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) &&
          sw_band_form_ok(k) && sw_pipeline_ok(k) && sw_stage_rows_ok(k) &&
          sw_group_rows_ok(k) && sw_tile_pairs_ok(k) && sw_staged_scales_ok(k) &&
-         sw_staged_row_scales_ok(k) && sw_grouped_ok(k);
+         sw_staged_row_scales_ok(k) && sw_grouped_ok(k) && sw_variant_ok(k);
 }
 
 // The compile-time configuration of one program: the knobs, and the constants the kernel's
 // steps read, each from the rule above of the same name.
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
           int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
-          int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0, int kRowFromTile_ = 0>
+          int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0, int kRowFromTile_ = 0,
+          int kVariant_ = 0>
 struct SwigluCfg {
   static constexpr SwigluKnobs kKnobs = {
       kForm_,    kThreads_,   kTileRows_, kTileCols_, kRowsPerThread_, kLoadHint_,   kSigmoidForm_,
-      kBandForm_, kPipeline_, kGroupRows_, kColLanes_, kSlotCols_,     kRowFromTile_};
+      kBandForm_, kPipeline_, kGroupRows_, kColLanes_, kSlotCols_,     kRowFromTile_,
+      kVariant_};
 
   static constexpr int kForm = kForm_;
   static constexpr bool kGrouped = sw_grouped(kForm_);
@@ -299,6 +316,7 @@ struct SwigluCfg {
   static constexpr int kColPairs = kTileOutCols / 2;            // phase 2: column pairs
   static constexpr int kColItems = static_cast<int>(sw_col_items(kKnobs));
   static constexpr bool kRowFromTile = kRowFromTile_ != 0;
+  static constexpr bool kVariant = kVariant_ != 0;
   static constexpr int kRowItems = static_cast<int>(sw_row_items(kKnobs));
   static constexpr int kRowChunks = static_cast<int>(sw_row_chunks(kKnobs));
   static constexpr int kItemLanes = static_cast<int>(sw_item_lanes(kKnobs));
@@ -344,6 +362,9 @@ struct SwigluCfg {
                 "col_lanes: 0, or (colwise/both) a power of two 2..32 dividing tile_rows/16");
   static_assert(sw_grouped_ok(kKnobs),
                 "grouped forms: group_rows 0 and pipeline 0 or staged (2..8)");
+  static_assert(sw_variant_ok(kKnobs),
+                "variant: 0, or 1 with pipeline 0, group_rows 0, row_from_tile 0 and "
+                "tile_cols / slot_cols a power of two up to 32");
   static_assert(sw_knobs_ok(kKnobs), "every rule above");
 };
 

@@ -278,12 +278,71 @@ __device__ __forceinline__ void pipelined_schedule(const PlainProblem<Cfg> &pb) 
   pb.finish();
 }
 
+// The variant schedule (variant 1): the register schedule over whole row tiles, a CTA taking
+// row tiles blockIdx.x, blockIdx.x + gridDim.x, ... and each one's k-tiles in column order, so
+// that every slot row's dp sum runs through the row's tiles in the spec's order and is stored
+// once, by the row's first lane, after its last tile (weighted backward only).
+template <class Cfg, class Problem>
+__device__ __forceinline__ void variant_schedule(const Problem &pb) {
+  __shared__ __align__(16) uint32_t smem[Cfg::kSmemWords];  // Y tile (colwise/both)
+  const uint32_t tiles_k = (uint32_t)pb.base().tiles_k;
+  const uint32_t row_tiles = pb.tiles() / tiles_k;
+  for (uint32_t rt = blockIdx.x; rt < row_tiles; rt += gridDim.x) {
+    int64_t m0 = (int64_t)rt * Cfg::kTileRows;
+    int32_t e = 0;
+    if constexpr (Problem::kGrouped) {  // the row tile's expert; m0 within it
+      const swg::TileAt ta = pb.locate(m0);
+      e = ta.e;
+      m0 = ta.m0;
+    }
+    const cake_swiglu_mxfp8_params &p = pb.view(e);
+    float acc[Cfg::kPasses][Cfg::kRpt];
+#pragma unroll
+    for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+#pragma unroll
+      for (int r = 0; r < Cfg::kRpt; ++r) acc[pass][r] = 0.0f;
+    }
+#pragma unroll 1
+    for (uint32_t kt = 0; kt < tiles_k; ++kt) {
+      const int64_t k0 = (int64_t)kt * Cfg::kTileCols;
+#pragma unroll
+      for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+        const int slot = threadIdx.x + pass * Cfg::kThreads;
+        SlotIn<Cfg> in;
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) load_row<Cfg>(p, m0, k0, slot, r, in);
+#pragma unroll
+        for (int r = 0; r < Cfg::kRpt; ++r) {
+          compute_row<Cfg>(p, m0, k0, slot, r, in, smem, nullptr, &acc[pass][r]);
+        }
+      }
+      phase2_tile<Cfg>(p, m0, k0, smem);
+    }
+    if constexpr (Cfg::kBackward) {
+      if (p.var.weighted != 0) {
+#pragma unroll
+        for (int pass = 0; pass < Cfg::kPasses; ++pass) {
+          const int slot = threadIdx.x + pass * Cfg::kThreads;
+#pragma unroll
+          for (int r = 0; r < Cfg::kRpt; ++r) {
+            const int64_t m = m0 + slot / Cfg::kChunksPerRow + r * Cfg::kRowGroups;
+            if (slot % Cfg::kChunksPerRow == 0 && m < p.M) p.var.dp[m] = acc[pass][r];
+          }
+        }
+      }
+    }
+  }
+  pb.finish();
+}
+
 }  // namespace swiglu
 
 template <class Cfg>
 __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_params &p) {
   const swiglu::PlainProblem<Cfg> pb(p);
-  if constexpr (Cfg::kStages >= 2) {
+  if constexpr (Cfg::kVariant) {
+    swiglu::variant_schedule<Cfg>(pb);
+  } else if constexpr (Cfg::kStages >= 2) {
     swiglu::staged_schedule<Cfg>(p, pb);
   } else if constexpr (Cfg::kPipeline == 0) {
     swiglu::register_schedule<Cfg>(pb);
@@ -297,7 +356,9 @@ template <class Cfg>
 __device__ __forceinline__ void swiglu_mxfp8_body(const cake_swiglu_mxfp8_grouped_params &p) {
   static_assert(Cfg::kGrouped, "grouped parameters for a grouped form");
   const swiglu::GroupedProblem<Cfg> pb(p);
-  if constexpr (Cfg::kStages >= 2) {
+  if constexpr (Cfg::kVariant) {
+    swiglu::variant_schedule<Cfg>(pb);
+  } else if constexpr (Cfg::kStages >= 2) {
     swiglu::staged_schedule<Cfg>(p.base, pb);
   } else {
     swiglu::register_schedule<Cfg>(pb);
@@ -315,7 +376,7 @@ using swiglu_mxfp8_params_t =
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
 // Knobs after band_form are optional (pipeline, group_rows, col_lanes, slot_cols,
-// row_from_tile; 0 when left out).
+// row_from_tile, variant; 0 when left out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \

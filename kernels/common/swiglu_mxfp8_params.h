@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "swiglu_variant_params.h"
+
 typedef struct cake_swiglu_mxfp8_params {
   const uint16_t *in;   /* [M, 2K] bf16 */
   const uint16_t *grad; /* [M, K] bf16, backward; NULL forward */
@@ -39,12 +41,13 @@ typedef struct cake_swiglu_mxfp8_params {
   uint32_t form;             /* cake_swiglu_form the program was compiled for (a record) */
   uint32_t reserved;         /* 0 */
   int64_t col_ld;            /* bytes from one col_q row to the next: M (a grouped call: T) */
+  cake_swiglu_variant var;   /* read by the variant programs only */
 } cake_swiglu_mxfp8_params;
 
 #ifdef __cplusplus
-static_assert(sizeof(cake_swiglu_mxfp8_params) == 152, "cake_swiglu_mxfp8_params layout changed");
+static_assert(sizeof(cake_swiglu_mxfp8_params) == 184, "cake_swiglu_mxfp8_params layout changed");
 #else
-_Static_assert(sizeof(cake_swiglu_mxfp8_params) == 152, "cake_swiglu_mxfp8_params layout changed");
+_Static_assert(sizeof(cake_swiglu_mxfp8_params) == 184, "cake_swiglu_mxfp8_params layout changed");
 #endif
 
 #endif /* CAKE_KERNELS_COMMON_SWIGLU_MXFP8_PARAMS_H_ */

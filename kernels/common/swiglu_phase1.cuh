@@ -5,67 +5,21 @@
 #pragma once
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "mxfp8_encode.h"
 #include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
 #include "swiglu_quantize.cuh"
 #include "swiglu_sigmoid.cuh"
 #include "swiglu_smem_layout.cuh"
+#include "swiglu_variant.cuh"
 #include "vector_io.cuh"
 
 namespace cake {
 namespace swiglu {
 
 namespace mx = cake::mx;
-
-// The smallest |grad| (BF16 bits) that compute_y sends to the wide dgate: 1.8125 * 2^127, with
-// 1.8125 * 2^127 * 1.0999 below FLT_MAX for the BF16 value below it (1.8047 * 2^127).
-constexpr uint32_t kHugeGradBits = 0x7F68u;
-
-// dgate where dact * grad overflowed FP32: ((dact / 2) * grad) * u * 2 (y_pair says why).
-__device__ __forceinline__ float wide_dgate(float dact, float grad, float u) {
-  return __fmul_rn(__fmul_rn(__fmul_rn(__fmul_rn(dact, 0.5f), grad), u), 2.0f);
-}
-
-// ---- Y of one slot row ----
-// One pair of outputs from one pair of gates and their sigmoid: the only place the SwiGLU
-// arithmetic is written (emit and refix both call it). Forward: yw0 = Y. Backward: yw0 = dgate,
-// yw1 = dup.
-//
-// dact * grad overflows FP32 for finite inputs when |grad| > FLT_MAX / |dact| (|dact| <= 1.0998,
-// so |grad| above about 3.09e38, near BF16's largest value), although dgate = dact * grad * u is
-// finite for |u| < 1 and +-0 for u = 0 (where Inf * 0 would give NaN). kWide (the refix path
-// only) then evaluates dgate with that product's exponent unbounded: ((dact / 2) * grad) * u * 2,
-// the bits the plain sequence gives with FP32's precision and a wider exponent, rounded to FP32
-// (dact / 2 and the final doubling are exact there: |dact| > 1, and |((dact / 2) * grad) * u| is
-// 0 or at least 2^127 * 2^-133, a normal number). Where the product is finite kWide changes
-// nothing, so the fast pass keeps the plain sequence and compute_y sends a slot row with a huge
-// grad to the refix path. docs/spec/swiglu-mxfp8.md, "Range".
-template <class Cfg, bool kWide = false>
-__device__ __forceinline__ void y_pair(float2 g, float2 s, uint32_t uw, uint32_t dw,
-                                       uint32_t &yw0, uint32_t &yw1) {
-  constexpr int kSig = Cfg::kSig;
-  const float2 u = bf16x2_to_float2(uw);
-  const float2 a = pmul<kSig>(g, s);  // silu(g) = g * sigmoid(g)
-  if constexpr (!Cfg::kBackward) {
-    const float2 y = pmul<kSig>(a, u);
-    yw0 = pack_bf16x2(y.x, y.y);
-  } else {
-    const float2 d = bf16x2_to_float2(dw);
-    const float2 oms = psub<kSig>(make_float2(1.0f, 1.0f), s);
-    const float2 dact = pfma<kSig>(a, oms, s);  // d silu / dg, one rounding
-    const float2 dd = pmul<kSig>(dact, d);
-    float2 dg = pmul<kSig>(dd, u);
-    if constexpr (kWide) {
-      const float inf = __uint_as_float(0x7F800000u);
-      if (fabsf(dd.x) == inf) dg.x = wide_dgate(dact.x, d.x, u.x);
-      if (fabsf(dd.y) == inf) dg.y = wide_dgate(dact.y, d.y, u.y);
-    }
-    const float2 du = pmul<kSig>(a, d);
-    yw0 = pack_bf16x2(dg.x, dg.y);
-    yw1 = pack_bf16x2(du.x, du.y);
-  }
-}
 
 // Y of 16 k-columns of one row. gate points at the row's 16 gates (up at gate + K, grad at
 // grad); only the flagged-pair loop reads them again.
@@ -89,15 +43,20 @@ __device__ __forceinline__ void words_of(const uint4 (&v)[V], uint32_t (&w)[4 * 
   }
 }
 
-template <class Cfg>
-__device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
-                                          const uint4 (&uv)[Cfg::kSlotVecs],
-                                          const uint4 (&dv)[Cfg::kSlotVecs], const uint16_t *gate,
-                                          const uint16_t *grad, int64_t K,
-                                          uint32_t (&y0)[Cfg::kSlotWords],
-                                          uint32_t (&y1)[Cfg::kSlotWords]) {
+// The activation (swiglu_pair.cuh, swiglu_variant.cuh) gives each pair's arithmetic and the
+// gate the sigmoid is taken of; the return value is the slot row's dp sum (dp_slot_tree; 0 for
+// the plain SwiGLU, where nothing computes it).
+template <class Cfg, class Act = PlainAct>
+__device__ __forceinline__ float compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
+                                           const uint4 (&uv)[Cfg::kSlotVecs],
+                                           const uint4 (&dv)[Cfg::kSlotVecs], const uint16_t *gate,
+                                           const uint16_t *grad, int64_t K,
+                                           uint32_t (&y0)[Cfg::kSlotWords],
+                                           uint32_t (&y1)[Cfg::kSlotWords],
+                                           const Act &act = Act()) {
   constexpr int W = Cfg::kSlotWords;
   uint32_t gw[W], uw[W], dw[W];
+  float ps[W];  // the pairs' dp sums (dead code for the plain SwiGLU)
   words_of(gv, gw);
   words_of(uv, uw);
   words_of(dv, dw);
@@ -111,9 +70,19 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
 #pragma unroll
     for (int i = 0; i < W; ++i) gmax = __vmaxu2(gmax, dw[i] & 0x7FFF7FFFu);
   }
-  const bool huge_grad = halves_max(gmax) >= kHugeGradBits;
-  for_each_sigmoid_pair<Cfg::kSig, Cfg::kBand, W>(
-      gw, [&](int i, float2 g, float2 s) { y_pair<Cfg>(g, s, uw[i], dw[i], y0[i], y1[i]); },
+  const bool huge_grad = act.huge(halves_max(gmax) >= kHugeGradBits);
+  // The plain SwiGLU keeps the exact code it had before the variants existed (a refix path's
+  // register allocation around the band form's call is sensitive to the shape of this code).
+  constexpr bool kPlain = std::is_same<Act, PlainAct>::value;
+  for_each_sigmoid_pair_of<Cfg::kSig, Cfg::kBand, W>(
+      gw, [&](float2 g) { return act.pre(g); },
+      [&](int i, float2 g, float2 s) {
+        if constexpr (kPlain) {
+          y_pair<Cfg>(g, s, uw[i], dw[i], y0[i], y1[i]);
+        } else {
+          ps[i] = act.template pair<Cfg, false>(g, s, uw[i], dw[i], y0[i], y1[i]);
+        }
+      },
       [&](int j) {
         // Flagged pairs only exist in rows that were loaded (a zero-filled slot has g = 0 and
         // grad = 0).
@@ -124,17 +93,32 @@ __device__ __forceinline__ void compute_y(const uint4 (&gv)[Cfg::kSlotVecs],
           dword = __ldg(reinterpret_cast<const unsigned int *>(grad) + j);
         }
         uint32_t a = 0, b = 0;
-        y_pair<Cfg, true>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a, b);
+        float t = 0.0f;
+        if constexpr (kPlain) {
+          y_pair<Cfg, true>(bf16x2_to_float2(gword), sigmoid_exact_pair(gword), uword, dword, a,
+                            b);
+        } else {
+          const float2 g = bf16x2_to_float2(gword);
+          const float2 z = act.pre(g);
+          t = act.template pair<Cfg, true>(
+              g, make_float2(sigmoid_band(z.x), sigmoid_band(z.y)), uword, dword, a, b);
+        }
 #pragma unroll
         for (int i = 0; i < W; ++i) {
           y0[i] = (i == j) ? a : y0[i];
           if constexpr (Cfg::kBackward) y1[i] = (i == j) ? b : y1[i];
+          if constexpr (!kPlain) ps[i] = (i == j) ? t : ps[i];
         }
       },
       [&] {
         constexpr uint32_t kAll = W == 32 ? 0xFFFFFFFFu : (1u << W) - 1u;
         return huge_grad ? kAll : 0u;
       });
+  if constexpr (kPlain) {
+    return 0.0f;
+  } else {
+    return dp_slot_tree(ps);
+  }
 }
 
 // ---- phase 1: one slot (16 k-columns x kRpt rows) ----
@@ -171,11 +155,13 @@ __device__ __forceinline__ void load_row(const cake_swiglu_mxfp8_params &p, int6
 }
 
 // Row r of a slot from its loaded inputs: Y, its rowwise bytes, its shared-memory copy; Y dies
-// before the next row.
+// before the next row. A variant program (acc: the slot row's running dp sum) adds the tile's
+// part of the row's dp (dp_add_tile).
 template <class Cfg>
 __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, int64_t m0,
                                             int64_t k0, int slot, int r, const SlotIn<Cfg> &in,
-                                            uint32_t *smem, uint8_t *rscale = nullptr) {
+                                            uint32_t *smem, uint8_t *rscale = nullptr,
+                                            float *acc = nullptr) {
   constexpr int G = Cfg::kOutPerK;  // 16-value groups per row: Y, or dgate and dup
   const int chunk = slot % Cfg::kChunksPerRow;
   const int row_group = slot / Cfg::kChunksPerRow;
@@ -186,8 +172,14 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
   const bool ok = k < K && m < p.M;
   const uint16_t *gate = p.in + m * (2 * K) + k;
   uint32_t y[G][Cfg::kSlotWords];
-  compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, Cfg::kBackward ? p.grad + m * K + k : nullptr,
-                 K, y[0], y[G - 1]);
+  const uint16_t *grad = Cfg::kBackward ? p.grad + m * K + k : nullptr;
+  if constexpr (Cfg::kVariant) {
+    const float t = compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, grad, K, y[0], y[G - 1],
+                                   variant_act(p.var, m, p.M));
+    *acc = dp_add_tile<Cfg::kChunksPerRow, Cfg::kBlockLanes>(t, *acc);
+  } else {
+    compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, grad, K, y[0], y[G - 1]);
+  }
 
   if constexpr (Cfg::kRowwise && !Cfg::kRowFromTile) {
     // The kBlockLanes adjacent lanes (2, or 4 with 8-column slots) of a 32-column block hold

@@ -296,16 +296,19 @@ __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
 // more() (optional) is asked once after the fast pass for a mask of further pairs to hand to
 // refix(j) (the SwiGLU backward's rows whose dact * grad overflowed FP32, swiglu_phase1.cuh); in
 // band forms 0 and 1 that is the only refix loop, absent when more() is the constant 0.
-template <int kSig, int kBand, int NP, class Emit, class Refix, class More>
-__device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], Emit &&emit,
-                                                      Refix &&refix, More &&more) {
+// pre(g) (optional) is what the sigmoid is taken of: the clamped SwiGLU's alpha * min(g, limit)
+// (swiglu_variant.cuh); emit still receives the gate g itself.
+template <int kSig, int kBand, int NP, class Pre, class Emit, class Refix, class More>
+__device__ __forceinline__ void for_each_sigmoid_pair_of(const uint32_t (&gw)[NP], Pre &&pre,
+                                                         Emit &&emit, Refix &&refix,
+                                                         More &&more) {
   static_assert(NP >= 1 && NP <= 32, "up to 32 pairs");
   static_assert(kBand >= kBandInline && kBand <= kBandGroup, "band_form is 0, 1, 2 or 3");
   if constexpr (kBand == kBandInline || kBand == kBandCall) {
 #pragma unroll
     for (int j = 0; j < NP; ++j) {
       const float2 g = bf16x2_to_float2(gw[j]);
-      emit(j, g, sigmoid_pair<kSig, kBand>(g));
+      emit(j, g, sigmoid_pair<kSig, kBand>(pre(g)));
     }
     uint32_t flagged = more();
 #pragma unroll 1
@@ -321,7 +324,7 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
       for (int j = 0; j < NP; ++j) {
         const float2 g = bf16x2_to_float2(gw[j]);
         float2 s;
-        flagged |= (uint32_t)sigmoid_fast_pair<kSig>(g, s) << j;
+        flagged |= (uint32_t)sigmoid_fast_pair<kSig>(pre(g), s) << j;
         emit(j, g, s);
       }
     } else {
@@ -330,7 +333,7 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
       for (int j = 0; j < NP; ++j) {
         const float2 g = bf16x2_to_float2(gw[j]);
         float2 s;
-        guard = max(guard, sigmoid_fast_pair_guard<kSig>(g, s));
+        guard = max(guard, sigmoid_fast_pair_guard<kSig>(pre(g), s));
         emit(j, g, s);
       }
       constexpr uint32_t kAll = NP == 32 ? 0xFFFFFFFFu : (1u << NP) - 1u;
@@ -344,6 +347,13 @@ __device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], 
       refix(j);
     }
   }
+}
+
+template <int kSig, int kBand, int NP, class Emit, class Refix, class More>
+__device__ __forceinline__ void for_each_sigmoid_pair(const uint32_t (&gw)[NP], Emit &&emit,
+                                                      Refix &&refix, More &&more) {
+  for_each_sigmoid_pair_of<kSig, kBand, NP>(
+      gw, [](float2 g) { return g; }, emit, refix, more);
 }
 
 template <int kSig, int kBand, int NP, class Emit, class Refix>

@@ -1,6 +1,85 @@
 #include "api/swiglu_common.h"
 
+#include <cmath>
+
 namespace cake {
+
+void swiglu_variant_defaults(cake_swiglu_variant_desc *v) {
+  v->activation = CAKE_SWIGLU_ACT_SILU;
+  v->alpha = 1.702f;
+  v->limit = 7.0f;
+  v->weighted = 0;
+  v->p = nullptr;
+  v->dp = nullptr;
+}
+
+cake_status_t swiglu_check_variant(const cake_swiglu_variant_desc &v) {
+  const int32_t act = enum_bits(v.activation);
+  if (act != CAKE_SWIGLU_ACT_SILU && act != CAKE_SWIGLU_ACT_CLAMPED) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->variant.activation = %d: CAKE_SWIGLU_ACT_SILU (0) or "
+                "CAKE_SWIGLU_ACT_CLAMPED (1)",
+                act);
+  }
+  if (act == CAKE_SWIGLU_ACT_CLAMPED) {
+    if (!(v.limit > 0.0f)) {
+      return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                  "desc->variant.limit = %g: the clamped activation needs a limit > 0 (not NaN)",
+                  static_cast<double>(v.limit));
+    }
+    if (!std::isfinite(v.alpha)) {
+      return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                  "desc->variant.alpha = %g: the clamped activation needs a finite alpha",
+                  static_cast<double>(v.alpha));
+    }
+  }
+  if (v.weighted != 0 && v.weighted != 1) {
+    return fail(CAKE_STATUS_INVALID_ARGUMENT,
+                "desc->variant.weighted = %d: 0 (unweighted) or 1 (y * p, one weight a row)",
+                v.weighted);
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
+bool swiglu_is_variant(const cake_swiglu_variant_desc &v) {
+  return enum_bits(v.activation) != CAKE_SWIGLU_ACT_SILU || v.weighted != 0;
+}
+
+int32_t swiglu_route_variant(const cake_swiglu_variant_desc &v) {
+  return swiglu_is_variant(v) ? kSwRouteVariant : 0;
+}
+
+cake_status_t check_aligned4(const void *ptr, const char *name) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(ptr);
+  if (addr % 4 != 0) {
+    return fail(CAKE_STATUS_MISALIGNED, "%s = %p: must be 4-byte aligned; it is off by %u", name,
+                ptr, static_cast<unsigned>(addr % 4));
+  }
+  return CAKE_STATUS_SUCCESS;
+}
+
+cake_status_t swiglu_check_variant_tensors(cake_handle_t handle, int backward,
+                                           const cake_swiglu_variant_desc &v) {
+  if (v.weighted == 0) return CAKE_STATUS_SUCCESS;
+  const bool dp = backward != 0;
+  CAKE_TRY(check_not_null(v.p, "desc->variant.p"));
+  if (dp) CAKE_TRY(check_not_null(v.dp, "desc->variant.dp"));
+  CAKE_TRY(check_aligned4(v.p, "desc->variant.p"));
+  if (dp) CAKE_TRY(check_aligned4(v.dp, "desc->variant.dp"));
+  CAKE_TRY(check_device_pointer(handle, v.p, "desc->variant.p"));
+  return dp ? check_device_pointer(handle, v.dp, "desc->variant.dp") : CAKE_STATUS_SUCCESS;
+}
+
+cake_swiglu_variant swiglu_kernel_variant(const cake_swiglu_variant_desc &v, int backward) {
+  cake_swiglu_variant k{};
+  k.clamped = enum_bits(v.activation) == CAKE_SWIGLU_ACT_CLAMPED ? 1u : 0u;
+  k.weighted = v.weighted != 0 ? 1u : 0u;
+  k.alpha = k.clamped ? v.alpha : 1.0f;
+  k.limit = k.clamped ? v.limit : 0.0f;
+  k.p = k.weighted ? v.p : nullptr;
+  k.dp = k.weighted && backward ? v.dp : nullptr;
+  return k;
+}
 
 int swiglu_form_of(bool backward, cake_mxfp8_orientation_t o) {
   const int orient = o == CAKE_MXFP8_ROWWISE ? 0 : (o == CAKE_MXFP8_COLWISE ? 1 : 2);

@@ -6,6 +6,7 @@
 // fill), so every check
 // and message is written once and both families validate in the same order.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/handle.h"
@@ -18,6 +19,7 @@
 #include "families/family.h"
 #include "families/swiglu_launch_common.h"
 #include "router/router.h"
+#include "swiglu_variant_params.h"
 
 namespace cake {
 
@@ -38,13 +40,37 @@ cake_status_t swiglu_check_orientation(const cake_mxfp8_orientation_t &orientati
 cake_status_t swiglu_check_scale_rule(const cake_fp8_scale_rule_t &rule);
 
 // The caller's descriptor over desc_init's defaults (a smaller, older struct keeps the defaults
-// of the fields it lacks). Ungrouped and grouped families.
+// of the fields it lacks: one without `variant` is the plain SwiGLU). Ungrouped and grouped
+// families.
 template <class Desc>
 cake_status_t swiglu_read_struct(const Desc *user, cake_status_t (*desc_init)(Desc *), Desc *d) {
   CAKE_TRY(check_not_null(user, "desc"));
   desc_init(d);
-  return read_struct("desc", user, user->struct_size, sizeof(Desc), d, sizeof *d);
+  return read_struct("desc", user, user->struct_size, offsetof(Desc, variant), d, sizeof *d);
 }
+
+// The variant defaults every SwiGLU desc_init sets: the plain SwiGLU, gpt-oss's alpha and limit.
+void swiglu_variant_defaults(cake_swiglu_variant_desc *v);
+
+// The descriptor's variant rules (docs/spec/swiglu-mxfp8.md, "Variants"): activation one of the
+// enum, alpha finite and limit positive (not NaN) when clamped, weighted 0 or 1.
+cake_status_t swiglu_check_variant(const cake_swiglu_variant_desc &v);
+
+// True for a call that needs a variant program (weighted or clamped).
+bool swiglu_is_variant(const cake_swiglu_variant_desc &v);
+
+// The router's variant bit of the call (kSwRouteVariant or 0).
+int32_t swiglu_route_variant(const cake_swiglu_variant_desc &v);
+
+// The variant's pointers: p (weighted) and dp (weighted backward) non-NULL, 4-byte aligned,
+// device memory of the handle's device; NULL first, then alignment, then memory.
+cake_status_t swiglu_check_variant_tensors(cake_handle_t handle, int backward,
+                                           const cake_swiglu_variant_desc &v);
+
+// The kernels' run-time variant of a checked call (dp only in the weighted backward).
+cake_swiglu_variant swiglu_kernel_variant(const cake_swiglu_variant_desc &v, int backward);
+
+cake_status_t check_aligned4(const void *ptr, const char *name);
 
 // One call prepared: its descriptor, form, program, the routing metric (rows times K) and the
 // launch shape. Ungrouped and grouped families.
@@ -106,6 +132,7 @@ struct SwigluApi {
     CAKE_TRY(swiglu_read_struct(user, F::desc_init, d));
     CAKE_TRY(swiglu_check_desc(backward, d->m, d->k, d->orientation, F::kShape));
     CAKE_TRY(F::check_desc(*d));
+    CAKE_TRY(swiglu_check_variant(d->variant));
     *form = swiglu_form_of(backward != 0, d->orientation);
     typename F::Sizes sizes;
     return swiglu_check_bytes(d->m, d->k,
@@ -120,7 +147,7 @@ struct SwigluApi {
     const ProgramRequest req = {F::kFamily,   static_cast<uint16_t>(call->form), 0,
                                 call->metric, 0,
                                 0,            call->desc.program,
-                                F::variant(call->desc)};
+                                F::variant(call->desc) | swiglu_route_variant(call->desc.variant)};
     CAKE_TRY(resolve_program(table, family_ops(F::kFamily)->routing, req, &call->choice));
     const cake_program_desc &prog = table.programs[call->choice.program];
     CAKE_TRY(swiglu_check_tiles(F::tiles(prog, call->desc.m, call->desc.k), call->desc.m,
@@ -134,11 +161,13 @@ struct SwigluApi {
     Call call;
     CAKE_TRY(prepare(handle, desc, backward, &call));
     CAKE_TRY(swiglu_check_tensors(handle, backward, call.desc.orientation, &t));
+    CAKE_TRY(swiglu_check_variant_tensors(handle, backward, call.desc.variant));
     const cake_program_desc &prog = handle->table->programs[call.choice.program];
     typename F::Params p;
     if (!F::fill_params(prog, call.desc, t, &p)) {
       return swiglu_fill_failed(prog, call.desc.m, call.desc.k);
     }
+    p.var = swiglu_kernel_variant(call.desc.variant, backward);
     return launch_program(handle, call.choice.program, call.launch.grid[0], call.launch.block,
                           call.launch.smem_bytes, stream, &p);
   }

@@ -48,6 +48,7 @@ CAKE_API cake_status_t cake_swiglu_fp8_desc_init(cake_swiglu_fp8_desc *desc) {
   CAKE_TRY(init_struct(desc, "desc"));
   desc->orientation = CAKE_MXFP8_ROWWISE;
   desc->scale_rule = CAKE_FP8_SCALE_EXACT;
+  swiglu_variant_defaults(&desc->variant);
   return CAKE_STATUS_SUCCESS;
 }
 

@@ -20,15 +20,6 @@
 namespace cake {
 namespace {
 
-cake_status_t check_aligned4(const void *ptr, const char *name) {
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(ptr);
-  if (addr % 4 != 0) {
-    return fail(CAKE_STATUS_MISALIGNED, "%s = %p: must be 4-byte aligned (int32); it is off by %u",
-                name, ptr, static_cast<unsigned>(addr % 4));
-  }
-  return CAKE_STATUS_SUCCESS;
-}
-
 // The shape rules both families share, in order: backward, tokens, k, experts, orientation.
 cake_status_t check_grouped_desc(int backward, int64_t T, int64_t k, int32_t E,
                                  const cake_mxfp8_orientation_t &orientation_field,
@@ -104,6 +95,7 @@ struct GroupedApi {
     CAKE_TRY(check_grouped_desc(backward, d->tokens, d->k, d->experts, d->orientation, F::kBlock,
                                 F::kWhy));
     CAKE_TRY(F::check_desc(*d));
+    CAKE_TRY(swiglu_check_variant(d->variant));
     *form = CAKE_SWG_FWD_ROW + swiglu_form_of(backward != 0, d->orientation);
     SwigluGroupedSizes sizes;
     if (!F::sizes(*form, d->tokens, d->k, d->experts, &sizes)) {
@@ -122,7 +114,7 @@ struct GroupedApi {
     call->metric = d.tokens * d.k;
     const ProgramRequest req = {F::kFamily, static_cast<uint16_t>(call->form), 0, call->metric,
                                 0,          0,
-                                d.program,  0};
+                                d.program,  swiglu_route_variant(d.variant)};
     CAKE_TRY(resolve_program(table, family_ops(F::kFamily)->routing, req, &call->choice));
     const cake_program_desc &prog = table.programs[call->choice.program];
     const int64_t tiles = swiglu_grouped_tiles(prog, d.tokens, d.k, d.experts);
@@ -142,6 +134,7 @@ struct GroupedApi {
     Call call;
     CAKE_TRY(prepare(handle, desc, backward, &call));
     CAKE_TRY(check_grouped_tensors(handle, backward, call.desc.orientation, &t));
+    CAKE_TRY(swiglu_check_variant_tensors(handle, backward, call.desc.variant));
     const cake_program_desc &prog = handle->table->programs[call.choice.program];
     typename F::Params p;
     if (!F::fill_params(prog, call.desc, t, &p)) {
@@ -149,6 +142,7 @@ struct GroupedApi {
                   prog.name, static_cast<long long>(call.desc.tokens),
                   static_cast<long long>(call.desc.k));
     }
+    p.base.var = swiglu_kernel_variant(call.desc.variant, backward);
     return launch_program(handle, call.choice.program, call.launch.grid[0], call.launch.block,
                           call.launch.smem_bytes, stream, &p);
   }
@@ -224,6 +218,7 @@ extern "C" {
 CAKE_API cake_status_t cake_swiglu_mxfp8_grouped_desc_init(cake_swiglu_mxfp8_grouped_desc *desc) {
   CAKE_TRY(init_struct(desc, "desc"));
   desc->orientation = CAKE_MXFP8_ROWWISE;
+  swiglu_variant_defaults(&desc->variant);
   return CAKE_STATUS_SUCCESS;
 }
 
@@ -231,6 +226,7 @@ CAKE_API cake_status_t cake_swiglu_fp8_grouped_desc_init(cake_swiglu_fp8_grouped
   CAKE_TRY(init_struct(desc, "desc"));
   desc->orientation = CAKE_MXFP8_ROWWISE;
   desc->scale_rule = CAKE_FP8_SCALE_EXACT;
+  swiglu_variant_defaults(&desc->variant);
   return CAKE_STATUS_SUCCESS;
 }
 

@@ -44,6 +44,7 @@ extern "C" {
 CAKE_API cake_status_t cake_swiglu_mxfp8_desc_init(cake_swiglu_mxfp8_desc *desc) {
   CAKE_TRY(init_struct(desc, "desc"));
   desc->orientation = CAKE_MXFP8_ROWWISE;
+  swiglu_variant_defaults(&desc->variant);
   return CAKE_STATUS_SUCCESS;
 }
 

@@ -22,6 +22,7 @@ SwigluFp8Knobs swiglu_fp8_knobs(const cake_program_desc &prog) {
   k.load_batch = prog.knobs[kF8LoadBatch];
   k.pipeline = prog.knobs[kF8Pipeline];
   k.tail = prog.knobs[kF8Tail];
+  k.variant = prog.knobs[kF8Variant];
   return k;
 }
 
@@ -63,10 +64,11 @@ bool swiglu_fp8_serves_rows(const cake_program_desc &prog, int64_t M) {
   return M % fp8b::kBlockElems == 0 || prog.knobs[kF8Tail] == 1;
 }
 
-int32_t swiglu_fp8_variant(int64_t M) { return M % fp8b::kBlockElems == 0 ? 0 : 1; }
+int32_t swiglu_fp8_variant(int64_t M) { return M % fp8b::kBlockElems == 0 ? 0 : kSwRouteTail; }
 
 bool swiglu_fp8_program_serves(const cake_program_desc &prog, int32_t, int32_t variant) {
-  return variant == 0 || prog.knobs[kF8Tail] == 1;
+  return ((variant & kSwRouteTail) == 0 || prog.knobs[kF8Tail] == 1) &&
+         ((variant & kSwRouteVariant) == 0 || swiglu_program_variant(prog));
 }
 
 int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
@@ -80,8 +82,9 @@ int64_t swiglu_fp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) {
 
 LaunchShape swiglu_fp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                     int sm_count) {
-  return swiglu_one_wave(prog, swiglu_fp8_tiles(prog, M, K), swiglu_fp8_dynamic_smem_bytes(prog),
-                         sm_count);
+  return swiglu_one_wave(prog, swiglu_walk_units(prog, swiglu_fp8_tiles(prog, M, K),
+                                                 K / kFp8TileCols),
+                         swiglu_fp8_dynamic_smem_bytes(prog), sm_count);
 }
 
 bool swiglu_fp8_sizes(int form, int64_t M, int64_t K, SwigluFp8Sizes *out) {

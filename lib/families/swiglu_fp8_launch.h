@@ -21,6 +21,7 @@ enum SwigluFp8Knob {
   kF8LoadBatch = 5,  // optional in a manifest line: 0 (all passes) when left out
   kF8Pipeline = 6,   // optional in a manifest line: 0 when left out
   kF8Tail = 7,       // optional in a manifest line: 0 when left out
+  kF8Variant = 8,    // optional: 0 when left out; 1: serves the SwiGLU variants
 };
 
 // The program's knobs as the kernel's configuration reads them.
@@ -41,8 +42,9 @@ bool swiglu_fp8_program_ok(const cake_program_desc &prog);
 // only tail programs (tail knob 1) otherwise.
 bool swiglu_fp8_serves_rows(const cake_program_desc &prog, int64_t M);
 
-// The router's rule (RouteServes): `variant` is 1 for a call whose M is not a multiple of 128
-// (swiglu_fp8_variant), which only tail programs serve; 0 for every other call.
+// The router's rule (RouteServes): `variant` has kSwRouteTail for a call whose M is not a
+// multiple of 128 (swiglu_fp8_variant), which only tail programs serve, and kSwRouteVariant for
+// a SwiGLU variant, which only variant programs serve.
 bool swiglu_fp8_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant);
 int32_t swiglu_fp8_variant(int64_t M);
 

@@ -96,7 +96,9 @@ int64_t swiglu_grouped_tiles(const cake_program_desc &prog, int64_t T, int64_t K
 
 LaunchShape swiglu_grouped_launch_shape(const cake_program_desc &prog, int64_t T, int64_t K,
                                         int64_t E, int sm_count) {
-  return swiglu_one_wave(prog, swiglu_grouped_tiles(prog, T, K, E),
+  return swiglu_one_wave(prog,
+                         swiglu_walk_units(prog, swiglu_grouped_tiles(prog, T, K, E),
+                                           mx::ceil_div(K, tile_cols(prog))),
                          own_smem_bytes(prog) + swiglu_grouped_table_bytes(prog, E), sm_count);
 }
 

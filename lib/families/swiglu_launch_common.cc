@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "families/swiglu_fp8_launch.h"
+#include "families/swiglu_mxfp8_launch.h"
 #include "mxfp8_encode.h"
 
 namespace cake {
@@ -9,6 +11,17 @@ namespace cake {
 namespace {
 constexpr int64_t kMaxTiles = INT32_MAX;  // the kernels count tiles in 32 bits
 }  // namespace
+
+bool swiglu_program_variant(const cake_program_desc &prog) {
+  if (prog.family == CAKE_FAMILY_SWIGLU_MXFP8) return prog.knobs[kSwVariant] == 1;
+  if (prog.family == CAKE_FAMILY_SWIGLU_FP8) return prog.knobs[kF8Variant] == 1;
+  return false;
+}
+
+int64_t swiglu_walk_units(const cake_program_desc &prog, int64_t tiles, int64_t tiles_k) {
+  if (tiles < 1 || tiles_k < 1 || !swiglu_program_variant(prog)) return tiles;
+  return tiles / tiles_k;
+}
 
 bool swiglu_smem_fits(uint32_t min_ctas_per_sm, int64_t cta_smem) {
   if (cta_smem > kSwMaxSmemPerCta) return false;

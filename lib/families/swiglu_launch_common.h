@@ -12,6 +12,20 @@ constexpr int64_t kSwMaxSmemPerCta = 227 * 1024;  // sm_90/sm_100 opt-in limit o
 constexpr int64_t kSwSmemPerSm = 228 * 1024;      // sm_90/sm_100 shared memory of one SM
 constexpr int64_t kSwSmemReservedPerCta = 1024;   // the system's share of each resident CTA
 
+// The bits of a SwiGLU call's route variant (RouteServes, lib/router/router.h): kSwRouteTail, M
+// not a multiple of 128 (FP8 blockwise: only tail programs serve it); kSwRouteVariant, a
+// SwiGLU variant (weighted or clamped: only variant programs serve it, docs/spec/swiglu-mxfp8.md,
+// "Variants").
+constexpr int32_t kSwRouteTail = 1;
+constexpr int32_t kSwRouteVariant = 2;
+
+// Whether a program of either SwiGLU family serves the variants (its variant knob).
+bool swiglu_program_variant(const cake_program_desc &prog);
+
+// The units of work of a launch over `tiles` tiles of tiles_k k-tiles a row tile: the tiles, or
+// for a variant program, which takes whole row tiles, the row tiles.
+int64_t swiglu_walk_units(const cake_program_desc &prog, int64_t tiles, int64_t tiles_k);
+
 struct LaunchShape {
   uint32_t grid[3];    // CTAs; grid[1] = grid[2] = 1 (the kernel strides over tiles by gridDim.x)
   uint32_t block;      // threads, as compiled into __launch_bounds__

@@ -28,6 +28,7 @@ SwigluKnobs knobs_of(const cake_program_desc &prog) {
   k.col_lanes = prog.knobs[kSwColLanes];
   k.slot_cols = prog.knobs[kSwSlotCols];
   k.row_from_tile = prog.knobs[kSwRowFromTile];
+  k.variant = prog.knobs[kSwVariant];
   return k;
 }
 
@@ -47,6 +48,10 @@ uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog) {
     return ring;
   }
   return ring + static_cast<uint32_t>(swg_table_bytes(kSwgMaxExperts, prog.threads));
+}
+
+bool swiglu_mxfp8_program_serves(const cake_program_desc &prog, int32_t, int32_t variant) {
+  return (variant & kSwRouteVariant) == 0 || swiglu_program_variant(prog);
 }
 
 bool swiglu_mxfp8_form_backward(int form) { return sw_backward(form); }
@@ -87,7 +92,8 @@ int64_t swiglu_mxfp8_tiles(const cake_program_desc &prog, int64_t M, int64_t K) 
 
 LaunchShape swiglu_mxfp8_launch_shape(const cake_program_desc &prog, int64_t M, int64_t K,
                                       int sm_count) {
-  int64_t units = swiglu_mxfp8_tiles(prog, M, K);
+  int64_t units = swiglu_walk_units(prog, swiglu_mxfp8_tiles(prog, M, K),
+                                    mx::ceil_div(K, int64_t{prog.knobs[kSwTileCols]}));
   // Tile pairs: a CTA's unit of work is a pair of row tiles (the last one alone when the row
   // tiles are odd in number).
   const SwigluKnobs k = knobs_of(prog);

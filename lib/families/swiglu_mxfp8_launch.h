@@ -27,6 +27,7 @@ enum SwigluKnob {
   kSwColLanes = 8,   // optional in a manifest line: 0 (= 2) when left out; colwise/both
   kSwSlotCols = 9,   // optional in a manifest line: 0 (= 16) when left out; 8: unstaged only
   kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
+  kSwVariant = 11,      // optional: 0 when left out; 1: serves the SwiGLU variants
 };
 
 // The staged input ring of a program: stages x a tile's input bytes for staged programs
@@ -42,6 +43,10 @@ uint32_t swiglu_mxfp8_dynamic_smem_bytes(const cake_program_desc &prog);
 // SwigluCfg static_asserts) and its CTAs fit the SM's shared memory: a manifest test checks
 // every swiglu line with it.
 bool swiglu_mxfp8_program_ok(const cake_program_desc &prog);
+
+// The router's rule (RouteServes): a call whose `variant` has kSwRouteVariant (a SwiGLU variant)
+// is served by the variant programs only; every program serves the plain calls.
+bool swiglu_mxfp8_program_serves(const cake_program_desc &prog, int32_t d, int32_t variant);
 
 // True for forms whose output is [M, 2K] (backward).
 bool swiglu_mxfp8_form_backward(int form);
