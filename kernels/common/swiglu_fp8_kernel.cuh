@@ -99,7 +99,7 @@ __device__ __forceinline__ void compute_slot_row(const cake_swiglu_fp8_params &p
   const uint16_t *grad = Cfg::kBackward ? p.grad + m * K + k : nullptr;
   if constexpr (Cfg::kVariant) {
     const float t = swiglu::compute_y<Cfg>(s.g, s.u, s.d, gate, grad, K, y[0], y[G - 1],
-                                           swiglu::variant_act(p.var, m, p.M));
+                                           swiglu::variant_act(p.var, m, m < p.M));
     *acc = swiglu::dp_add_tile<kFp8BlockLanes, 32 / kFp8SlotCols>(t, *acc);
   } else {
     swiglu::compute_y<Cfg>(s.g, s.u, s.d, gate, grad, K, y[0], y[G - 1]);

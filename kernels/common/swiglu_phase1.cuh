@@ -175,7 +175,7 @@ __device__ __forceinline__ void compute_row(const cake_swiglu_mxfp8_params &p, i
   const uint16_t *grad = Cfg::kBackward ? p.grad + m * K + k : nullptr;
   if constexpr (Cfg::kVariant) {
     const float t = compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, grad, K, y[0], y[G - 1],
-                                   variant_act(p.var, m, p.M));
+                                   variant_act(p.var, m, ok));
     *acc = dp_add_tile<Cfg::kChunksPerRow, Cfg::kBlockLanes>(t, *acc);
   } else {
     compute_y<Cfg>(in.g[r], in.u[r], in.d[r], gate, grad, K, y[0], y[G - 1]);

@@ -82,15 +82,16 @@ struct VariantAct {
   }
 };
 
-// The activation of a slot row of row m (< rows: a row of the problem; else a zero-filled one).
+// The activation of a slot row of row m; `loaded`: the slot row holds inputs of the problem (else
+// it is zero-filled, and its weight 0 keeps it off the wide refix, which reads the inputs again).
 __device__ __forceinline__ VariantAct variant_act(const cake_swiglu_variant &v, int64_t m,
-                                                  int64_t rows) {
+                                                  bool loaded) {
   VariantAct a;
   a.clamped = v.clamped != 0;
   a.weighted = v.weighted != 0;
   a.alpha = v.alpha;
   a.limit = v.limit;
-  a.w = (a.weighted && m < rows) ? v.p[m] : 0.0f;
+  a.w = (a.weighted && loaded) ? v.p[m] : 0.0f;
   return a;
 }
 

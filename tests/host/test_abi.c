@@ -88,25 +88,34 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_normgate_desc, x_dtype, 108),
     FIELD(cake_normgate_desc, z_dtype, 112),
     FIELD(cake_normgate_desc, w_dtype, 116),
-    SIZE(cake_swiglu_mxfp8_desc, 40),
+    SIZE(cake_swiglu_mxfp8_desc, 72),
     FIELD(cake_swiglu_mxfp8_desc, struct_size, 0),
     FIELD(cake_swiglu_mxfp8_desc, m, 8),
     FIELD(cake_swiglu_mxfp8_desc, k, 16),
     FIELD(cake_swiglu_mxfp8_desc, orientation, 24),
     FIELD(cake_swiglu_mxfp8_desc, program, 32),
+    FIELD(cake_swiglu_mxfp8_desc, variant, 40),
+    SIZE(cake_swiglu_variant_desc, 32),
+    FIELD(cake_swiglu_variant_desc, activation, 0),
+    FIELD(cake_swiglu_variant_desc, alpha, 4),
+    FIELD(cake_swiglu_variant_desc, limit, 8),
+    FIELD(cake_swiglu_variant_desc, weighted, 12),
+    FIELD(cake_swiglu_variant_desc, p, 16),
+    FIELD(cake_swiglu_variant_desc, dp, 24),
     SIZE(cake_swiglu_mxfp8_sizes, 40),
     FIELD(cake_swiglu_mxfp8_sizes, struct_size, 0),
     FIELD(cake_swiglu_mxfp8_sizes, out_cols, 8),
     FIELD(cake_swiglu_mxfp8_sizes, q_bytes, 16),
     FIELD(cake_swiglu_mxfp8_sizes, row_s_bytes, 24),
     FIELD(cake_swiglu_mxfp8_sizes, col_s_bytes, 32),
-    SIZE(cake_swiglu_fp8_desc, 40),
+    SIZE(cake_swiglu_fp8_desc, 72),
     FIELD(cake_swiglu_fp8_desc, struct_size, 0),
     FIELD(cake_swiglu_fp8_desc, m, 8),
     FIELD(cake_swiglu_fp8_desc, k, 16),
     FIELD(cake_swiglu_fp8_desc, orientation, 24),
     FIELD(cake_swiglu_fp8_desc, scale_rule, 28),
     FIELD(cake_swiglu_fp8_desc, program, 32),
+    FIELD(cake_swiglu_fp8_desc, variant, 40),
     SIZE(cake_swiglu_fp8_sizes, 56),
     FIELD(cake_swiglu_fp8_sizes, struct_size, 0),
     FIELD(cake_swiglu_fp8_sizes, out_cols, 8),
@@ -115,14 +124,15 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_swiglu_fp8_sizes, col_s_bytes, 32),
     FIELD(cake_swiglu_fp8_sizes, row_s_stride, 40),
     FIELD(cake_swiglu_fp8_sizes, col_s_stride, 48),
-    SIZE(cake_swiglu_mxfp8_grouped_desc, 40),
+    SIZE(cake_swiglu_mxfp8_grouped_desc, 72),
     FIELD(cake_swiglu_mxfp8_grouped_desc, struct_size, 0),
     FIELD(cake_swiglu_mxfp8_grouped_desc, tokens, 8),
     FIELD(cake_swiglu_mxfp8_grouped_desc, k, 16),
     FIELD(cake_swiglu_mxfp8_grouped_desc, experts, 24),
     FIELD(cake_swiglu_mxfp8_grouped_desc, orientation, 28),
     FIELD(cake_swiglu_mxfp8_grouped_desc, program, 32),
-    SIZE(cake_swiglu_fp8_grouped_desc, 48),
+    FIELD(cake_swiglu_mxfp8_grouped_desc, variant, 40),
+    SIZE(cake_swiglu_fp8_grouped_desc, 80),
     FIELD(cake_swiglu_fp8_grouped_desc, struct_size, 0),
     FIELD(cake_swiglu_fp8_grouped_desc, tokens, 8),
     FIELD(cake_swiglu_fp8_grouped_desc, k, 16),
@@ -130,6 +140,7 @@ static void test_stable_struct_layouts(void **state) {
     FIELD(cake_swiglu_fp8_grouped_desc, orientation, 28),
     FIELD(cake_swiglu_fp8_grouped_desc, scale_rule, 32),
     FIELD(cake_swiglu_fp8_grouped_desc, program, 40),
+    FIELD(cake_swiglu_fp8_grouped_desc, variant, 48),
     SIZE(cake_swiglu_grouped_sizes, 48),
     FIELD(cake_swiglu_grouped_sizes, struct_size, 0),
     FIELD(cake_swiglu_grouped_sizes, out_cols, 8),
@@ -232,6 +243,12 @@ static void test_init_functions(void **state) {
   assert_int_equal(f.scale_rule, CAKE_FP8_SCALE_EXACT);
   assert_int_equal(f.m, 0);
   assert_null(f.program);
+  /* The variant defaults: the plain SwiGLU, gpt-oss's alpha and limit. */
+  assert_int_equal(f.variant.activation, CAKE_SWIGLU_ACT_SILU);
+  assert_true(f.variant.alpha == 1.702f && f.variant.limit == 7.0f);
+  assert_int_equal(f.variant.weighted, 0);
+  assert_null(f.variant.p);
+  assert_null(f.variant.dp);
   cake_swiglu_fp8_sizes fs;
   assert_int_equal(cake_swiglu_fp8_sizes_init(&fs), CAKE_STATUS_SUCCESS);
   assert_int_equal(fs.struct_size, sizeof fs);
@@ -242,6 +259,9 @@ static void test_init_functions(void **state) {
   assert_int_equal(gm.orientation, CAKE_MXFP8_ROWWISE);
   assert_int_equal(gm.experts, 0);
   assert_null(gm.program);
+  assert_int_equal(gm.variant.activation, CAKE_SWIGLU_ACT_SILU);
+  assert_int_equal(gm.variant.weighted, 0);
+  assert_null(gm.variant.p);
   cake_swiglu_fp8_grouped_desc gf;
   memset(&gf, 0xab, sizeof gf);
   assert_int_equal(cake_swiglu_fp8_grouped_desc_init(&gf), CAKE_STATUS_SUCCESS);

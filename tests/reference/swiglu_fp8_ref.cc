@@ -91,9 +91,10 @@ void fp8_blockwise_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwis
 }
 
 void swiglu_fp8_model(int form, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-                      const uint32_t *sigmoid_table, int rule, Fp8Out *out) {
+                      const uint32_t *sigmoid_table, int rule, Fp8Out *out,
+                      const SwigluVariant *v, float *dp) {
   std::vector<uint16_t> y;
-  swiglu_y(form_backward(form), in, grad, M, K, sigmoid_table, &y);
+  swiglu_y(form_backward(form), in, grad, M, K, sigmoid_table, &y, v, dp);
   const int64_t O = form_backward(form) ? 2 * K : K;
   fp8_blockwise_quantize(y.data(), M, O, form_rowwise(form), form_colwise(form), rule, out);
 }

@@ -30,8 +30,11 @@ void fp8_blockwise_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwis
                             int rule, Fp8Out *out);
 
 // The model: swiglu_y (swiglu_mxfp8_ref.h) then fp8_blockwise_quantize for the form.
+// With a variant `v` (swiglu_mxfp8_ref.h), its Y, and dp (weighted backward, dp non-NULL).
+struct SwigluVariant;
 void swiglu_fp8_model(int form, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-                      const uint32_t *sigmoid_table, int rule, Fp8Out *out);
+                      const uint32_t *sigmoid_table, int rule, Fp8Out *out,
+                      const SwigluVariant *v = nullptr, float *dp = nullptr);
 
 // Byte comparison of a call's outputs (host copies; NULL for a disabled orientation) with the
 // model's. `detail` names the first differences.

@@ -38,13 +38,24 @@ GroupRows grouped_rows(const std::vector<int32_t> &offsets, int64_t T) {
   return g;
 }
 
+namespace {
+// An expert's variant: its rows' weights start at its first token.
+SwigluVariant expert_variant(const SwigluVariant *v, int64_t c0) {
+  if (v == nullptr) return SwigluVariant{};
+  SwigluVariant e = *v;
+  if (e.p != nullptr) e.p += c0;
+  return e;
+}
+}  // namespace
+
 int64_t grouped_scale_rows(int64_t T, int64_t E) {
   return (T + 127 * std::min(E, T)) / 128 * 128;
 }
 
 void swiglu_mxfp8_grouped_model(int form, const uint16_t *in, const uint16_t *grad, int64_t T,
                                 int64_t K, const std::vector<int32_t> &offsets,
-                                const uint32_t *sigmoid_table, uint8_t poison, GroupedOut *out) {
+                                const uint32_t *sigmoid_table, uint8_t poison, GroupedOut *out,
+                                const SwigluVariant *v, float *dp) {
   const bool bwd = form_backward(form), row = form_rowwise(form), col = form_colwise(form);
   const int64_t O = bwd ? 2 * K : K, E = (int64_t)offsets.size();
   const int64_t P = grouped_scale_rows(T, E);
@@ -63,7 +74,9 @@ void swiglu_mxfp8_grouped_model(int form, const uint16_t *in, const uint16_t *gr
     const int64_t n = g.rows[e], c0 = g.start[e], p0 = g.pad[e];
     if (n == 0) continue;
     std::vector<uint16_t> y;
-    swiglu_y(bwd, in + c0 * 2 * K, bwd ? grad + c0 * K : nullptr, n, K, sigmoid_table, &y);
+    const SwigluVariant ve = expert_variant(v, c0);
+    swiglu_y(bwd, in + c0 * 2 * K, bwd ? grad + c0 * K : nullptr, n, K, sigmoid_table, &y,
+             v ? &ve : nullptr, dp ? dp + c0 : nullptr);
     if (row) {
       Mxfp8Out q;
       mxfp8_quantize(y.data(), n, O, true, false, &q);
@@ -88,7 +101,7 @@ void swiglu_mxfp8_grouped_model(int form, const uint16_t *in, const uint16_t *gr
 void swiglu_fp8_grouped_model(int form, const uint16_t *in, const uint16_t *grad, int64_t T,
                               int64_t K, const std::vector<int32_t> &offsets,
                               const uint32_t *sigmoid_table, int rule, uint8_t poison,
-                              GroupedOut *out) {
+                              GroupedOut *out, const SwigluVariant *v, float *dp) {
   const bool bwd = form_backward(form), row = form_rowwise(form), col = form_colwise(form);
   const int64_t O = bwd ? 2 * K : K, E = (int64_t)offsets.size(), J = O / 128;
   const int64_t P = grouped_scale_rows(T, E);
@@ -106,8 +119,9 @@ void swiglu_fp8_grouped_model(int form, const uint16_t *in, const uint16_t *grad
     const int64_t n = g.rows[e], c0 = g.start[e], p0 = g.pad[e];
     if (n == 0) continue;
     Fp8Out q;
+    const SwigluVariant ve = expert_variant(v, c0);
     swiglu_fp8_model(form, in + c0 * 2 * K, bwd ? grad + c0 * K : nullptr, n, K, sigmoid_table,
-                     rule, &q);
+                     rule, &q, v ? &ve : nullptr, dp ? dp + c0 : nullptr);
     // Every slice is the ungrouped call's buffer of the expert's rows.
     if (row) {
       memcpy(out->row_q.data() + c0 * O, q.row_q.data(), q.row_q.size());

@@ -31,13 +31,18 @@ struct GroupedOut {
 
 // The model of a grouped call of base form `form` (0..5) with `offsets`: buffers of the spec's
 // sizes filled with `poison`, then each expert's bytes. in [T, 2K], grad [T, K].
+// With a variant `v` (swiglu_mxfp8_ref.h; its p one a token, [T]), its Y, and, weighted
+// backward, dp[c] for every token c of an expert (dp [T] non-NULL; other tokens untouched).
+struct SwigluVariant;
 void swiglu_mxfp8_grouped_model(int form, const uint16_t *in, const uint16_t *grad, int64_t T,
                                 int64_t K, const std::vector<int32_t> &offsets,
-                                const uint32_t *sigmoid_table, uint8_t poison, GroupedOut *out);
+                                const uint32_t *sigmoid_table, uint8_t poison, GroupedOut *out,
+                                const SwigluVariant *v = nullptr, float *dp = nullptr);
 void swiglu_fp8_grouped_model(int form, const uint16_t *in, const uint16_t *grad, int64_t T,
                               int64_t K, const std::vector<int32_t> &offsets,
                               const uint32_t *sigmoid_table, int rule, uint8_t poison,
-                              GroupedOut *out);
+                              GroupedOut *out, const SwigluVariant *v = nullptr,
+                              float *dp = nullptr);
 
 // Byte comparison of a call's buffers (host copies; NULL for a disabled orientation) with the
 // model's; `detail` names the first differences by buffer and byte.

@@ -94,7 +94,12 @@ double sigmoid_f64(uint16_t gate_bits) {
 }
 
 void swiglu_y(bool backward, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-              const uint32_t *sigmoid_table, std::vector<uint16_t> *y) {
+              const uint32_t *sigmoid_table, std::vector<uint16_t> *y, const SwigluVariant *v,
+              float *dp) {
+  if (v != nullptr) {
+    swiglu_variant_y(backward, in, grad, M, K, sigmoid_table, *v, y, dp);
+    return;
+  }
   const int64_t O = backward ? 2 * K : K;
   y->assign((size_t)(M * O), 0);
   for (int64_t m = 0; m < M; ++m) {
@@ -172,10 +177,11 @@ void mxfp8_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwise, bool 
 }
 
 void swiglu_mxfp8_model(int form, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-                        const uint32_t *sigmoid_table, Mxfp8Out *out) {
+                        const uint32_t *sigmoid_table, Mxfp8Out *out, const SwigluVariant *v,
+                        float *dp) {
   std::vector<uint16_t> y;
   const bool bwd = form_backward(form);
-  swiglu_y(bwd, in, grad, M, K, sigmoid_table, &y);
+  swiglu_y(bwd, in, grad, M, K, sigmoid_table, &y, v, dp);
   mxfp8_quantize(y.data(), M, bwd ? 2 * K : K, form_rowwise(form), form_colwise(form), out);
 }
 

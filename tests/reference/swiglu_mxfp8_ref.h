@@ -39,10 +39,32 @@ void host_sigmoid_table(std::vector<uint32_t> *table);
 // The float64 sigmoid 1/(1+exp(-g)) of a BF16 gate.
 double sigmoid_f64(uint16_t gate_bits);
 
+// A SwiGLU variant (docs/spec/swiglu-mxfp8.md, "Variants"; swiglu_variant_ref.cc): the clamped
+// activation with its alpha and limit, and, weighted, one p a row of the problem (p[0] is the
+// problem's row 0). With a variant, the sigmoid table holds the sigmoid of z(g) per BF16 gate g
+// (variant_sigmoid_table(), or the device's for the same alpha and limit).
+struct SwigluVariant {
+  bool clamped = false;
+  float alpha = 1.702f, limit = 7.0f;
+  const float *p = nullptr;  // non-NULL: weighted
+};
+// What the sigmoid is taken of: alpha * min(g, limit) (NaN kept) clamped, else g.
+float variant_z(const SwigluVariant &v, float g);
+// The host stand-in table (ex2 correctly rounded, as host_sigmoid_table()) of z(g).
+void variant_sigmoid_table(const SwigluVariant &v, std::vector<uint32_t> *table);
+// The spec's dp of one row from its K terms (a tree over each 32-column block, the blocks
+// summed in order from +0).
+float variant_dp_sum(const float *terms, int64_t K);
+
 // Y, the BF16 values that get quantized, [M, O] row-major (O = K forward, 2K backward), from
-// in [M, 2K] (gate | up), grad [M, K] (backward), and the sigmoid table.
+// in [M, 2K] (gate | up), grad [M, K] (backward), and the sigmoid table. With a variant `v`, its
+// Y, and, weighted backward, dp[0..M) (dp non-NULL).
 void swiglu_y(bool backward, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-              const uint32_t *sigmoid_table, std::vector<uint16_t> *y);
+              const uint32_t *sigmoid_table, std::vector<uint16_t> *y,
+              const SwigluVariant *v = nullptr, float *dp = nullptr);
+void swiglu_variant_y(bool backward, const uint16_t *in, const uint16_t *grad, int64_t M,
+                      int64_t K, const uint32_t *sigmoid_table, const SwigluVariant &v,
+                      std::vector<uint16_t> *y, float *dp);
 
 // The same from the pure float64 formula, rounded once to BF16 (round to nearest even).
 void swiglu_y_f64(bool backward, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
@@ -55,7 +77,8 @@ void mxfp8_quantize(const uint16_t *y, int64_t M, int64_t O, bool rowwise, bool 
 
 // The model: swiglu_y then mxfp8_quantize for the form.
 void swiglu_mxfp8_model(int form, const uint16_t *in, const uint16_t *grad, int64_t M, int64_t K,
-                        const uint32_t *sigmoid_table, Mxfp8Out *out);
+                        const uint32_t *sigmoid_table, Mxfp8Out *out,
+                        const SwigluVariant *v = nullptr, float *dp = nullptr);
 
 // Second oracle. Forward: byte-exact except where the sigmoid differs (an element whose model Y
 // differs from the float64 Y is excused, and so is the scale of its block and, when that scale
