@@ -212,15 +212,15 @@ int check_ungrouped(int form, const Variant &v) {
   d.orientation = (cake_mxfp8_orientation_t)(form % 3 + 1);
   typename F::Sizes s;
   F::sizes_init(&s);
-  CAKE_OK(F::buffer_sizes(&d, 1, &s));
+  CAKE_OK(F::buffer_sizes(&d, bwd, &s));  // the form's sizes: compared whole with the model's
   const Inputs x = make_inputs(M, K);
   expect_no_nan(bwd, x, M, K, v);
   cake_swiglu_gpu::Device<typename F::Scale, typename F::Sizes> dev(M, K, s);
   dev.in.upload(x.in);
   dev.grad.upload(x.grad);
-  DeviceBuffer<float> p(size_t(M)), dp(size_t(M));
+  DeviceBuffer<float> p((size_t)M), dp((size_t)M);
   p.upload(x.p);
-  std::vector<float> want_dp(size_t(M));
+  std::vector<float> want_dp((size_t)M);
   memset(want_dp.data(), kPoison, want_dp.size() * 4);
   const cake_ref::SwigluVariant mv = model_variant(v, x.p.data());
   const bool is_v = v.clamped || v.weighted;
@@ -338,12 +338,12 @@ int check_grouped(int form, const Variant &v, const std::vector<int32_t> &offset
   DeviceBuffer<uint16_t> in(x.in.size()), grad(x.grad.size());
   DeviceBuffer<int32_t> off(offsets.size()), status(1);
   DeviceBuffer<uint8_t> rq(s.q_bytes), rs(s.row_s_bytes), cq(s.q_bytes), cs(s.col_s_bytes);
-  DeviceBuffer<float> p(size_t(T)), dp(size_t(T));
+  DeviceBuffer<float> p((size_t)T), dp((size_t)T);
   in.upload(x.in);
   grad.upload(x.grad);
   off.upload(offsets);
   p.upload(x.p);
-  std::vector<float> want_dp(size_t(T));
+  std::vector<float> want_dp((size_t)T);
   memset(want_dp.data(), kPoison, want_dp.size() * 4);
   const cake_ref::SwigluVariant mv = model_variant(v, x.p.data());
   const bool is_v = v.clamped || v.weighted;
