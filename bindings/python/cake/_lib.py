@@ -138,6 +138,19 @@ class NormgateDesc(ctypes.Structure):
     ]
 
 
+class SwigluVariantDesc(ctypes.Structure):
+    """cake_swiglu_variant_desc (0.4): the last member of every SwiGLU descriptor."""
+
+    _fields_ = [
+        ("activation", c_int),  # cake_swiglu_activation_t
+        ("alpha", c_float),
+        ("limit", c_float),
+        ("weighted", c_int32),
+        ("p", c_devptr),
+        ("dp", c_devptr),
+    ]
+
+
 class SwigluMxfp8Desc(ctypes.Structure):
     """cake_swiglu_mxfp8_desc."""
 
@@ -147,6 +160,7 @@ class SwigluMxfp8Desc(ctypes.Structure):
         ("k", c_int64),
         ("orientation", c_orientation),
         ("program", c_char_p),
+        ("variant", SwigluVariantDesc),  # 0.4
     ]
 
 
@@ -172,6 +186,7 @@ class SwigluFp8Desc(ctypes.Structure):
         ("orientation", c_orientation),
         ("scale_rule", c_int),  # cake_fp8_scale_rule_t
         ("program", c_char_p),
+        ("variant", SwigluVariantDesc),  # 0.4
     ]
 
 
@@ -199,6 +214,7 @@ class SwigluMxfp8GroupedDesc(ctypes.Structure):
         ("experts", c_int32),
         ("orientation", c_orientation),
         ("program", c_char_p),
+        ("variant", SwigluVariantDesc),  # 0.4
     ]
 
 
@@ -213,6 +229,7 @@ class SwigluFp8GroupedDesc(ctypes.Structure):
         ("orientation", c_orientation),
         ("scale_rule", c_int),  # cake_fp8_scale_rule_t
         ("program", c_char_p),
+        ("variant", SwigluVariantDesc),  # 0.4
     ]
 
 
@@ -256,6 +273,7 @@ class NormgateQuantSizesStruct(ctypes.Structure):
 
 #: Every public struct, by its C name (the host tests compare layouts with a C compiler).
 STRUCTS = {
+    "cake_swiglu_variant_desc": SwigluVariantDesc,
     "cake_handle_options": HandleOptions,
     "cake_device_info": DeviceInfoStruct,
     "cake_program_info": ProgramInfoStruct,

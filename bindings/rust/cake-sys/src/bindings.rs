@@ -1304,6 +1304,153 @@ pub const CAKE_MXFP8_BOTH: cake_mxfp8_orientation = 3;
 pub type cake_mxfp8_orientation = ::std::os::raw::c_uint;
 #[doc = " Which quantized orientations a call writes (bit flags; at least one)."]
 pub use self::cake_mxfp8_orientation as cake_mxfp8_orientation_t;
+#[doc = "< silu(g) * u (the default)."]
+pub const CAKE_SWIGLU_ACT_SILU: cake_swiglu_activation = 0;
+#[doc = " gpt-oss's clamped SwiGLU: g' = min(g, limit), u' = clamp(u, -limit, limit),"]
+#[doc = " g' * sigmoid(alpha * g') * (u' + 1); alpha and limit from the descriptor."]
+pub const CAKE_SWIGLU_ACT_CLAMPED: cake_swiglu_activation = 1;
+#[doc = " The activation of a SwiGLU call (every form of both block formats, ungrouped and grouped):"]
+#[doc = " docs/spec/swiglu-mxfp8.md, \"Variants\". Added in 0.4."]
+pub type cake_swiglu_activation = ::std::os::raw::c_uint;
+#[doc = " The activation of a SwiGLU call (every form of both block formats, ungrouped and grouped):"]
+#[doc = " docs/spec/swiglu-mxfp8.md, \"Variants\". Added in 0.4."]
+pub use self::cake_swiglu_activation as cake_swiglu_activation_t;
+#[doc = " The variant of a SwiGLU call, the last member of every SwiGLU descriptor (ungrouped and"]
+#[doc = " grouped, both block formats): docs/spec/swiglu-mxfp8.md, \"Variants\". A descriptor from an"]
+#[doc = " older header (a struct_size that ends before it) is the plain SwiGLU. Its fields are set by the"]
+#[doc = " descriptor's *_init function. Added in 0.4."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cake_swiglu_variant_desc {
+    #[doc = "< Default CAKE_SWIGLU_ACT_SILU."]
+    pub activation: cake_swiglu_activation_t,
+    #[doc = "< CAKE_SWIGLU_ACT_CLAMPED: the sigmoid's slope, finite (default 1.702)."]
+    pub alpha: f32,
+    #[doc = "< CAKE_SWIGLU_ACT_CLAMPED: the clamp bound, > 0 (default 7.0)."]
+    pub limit: f32,
+    #[doc = "< 1: router-weighted, y = act(g, u) * p[row]; 0 (default) unweighted."]
+    pub weighted: i32,
+    #[doc = " weighted: device FP32 [rows of in] (grouped: [tokens]), one weight a row, 4-byte aligned."]
+    pub p: *const f32,
+    #[doc = " weighted backward: device FP32 [rows of in] receiving dp[row], the sum over the row's k"]
+    #[doc = " columns of grad * act(g, u) in the spec's order, 4-byte aligned. Not read by the forward."]
+    pub dp: *mut f32,
+}
+#[test]
+fn bindgen_test_layout_cake_swiglu_variant_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cake_swiglu_variant_desc>(),
+        32usize,
+        concat!("Size of: ", stringify!(cake_swiglu_variant_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cake_swiglu_variant_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cake_swiglu_variant_desc))
+    );
+    fn test_field_activation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).activation) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(activation)
+            )
+        );
+    }
+    test_field_activation();
+    fn test_field_alpha() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alpha) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(alpha)
+            )
+        );
+    }
+    test_field_alpha();
+    fn test_field_limit() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).limit) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(limit)
+            )
+        );
+    }
+    test_field_limit();
+    fn test_field_weighted() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).weighted) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(weighted)
+            )
+        );
+    }
+    test_field_weighted();
+    fn test_field_p() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).p) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(p)
+            )
+        );
+    }
+    test_field_p();
+    fn test_field_dp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_variant_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dp) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_variant_desc),
+                "::",
+                stringify!(dp)
+            )
+        );
+    }
+    test_field_dp();
+}
 #[doc = " Shape of a SwiGLU + MXFP8 call. Initialise with cake_swiglu_mxfp8_desc_init()."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1319,12 +1466,14 @@ pub struct cake_swiglu_mxfp8_desc {
     pub orientation: cake_mxfp8_orientation_t,
     #[doc = " NULL: the router picks; else the name of a program of the handle's table to force."]
     pub program: *const ::std::os::raw::c_char,
+    #[doc = "< Default: the plain SwiGLU. Added in 0.4."]
+    pub variant: cake_swiglu_variant_desc,
 }
 #[test]
 fn bindgen_test_layout_cake_swiglu_mxfp8_desc() {
     assert_eq!(
         ::std::mem::size_of::<cake_swiglu_mxfp8_desc>(),
-        40usize,
+        72usize,
         concat!("Size of: ", stringify!(cake_swiglu_mxfp8_desc))
     );
     assert_eq!(
@@ -1417,6 +1566,23 @@ fn bindgen_test_layout_cake_swiglu_mxfp8_desc() {
         );
     }
     test_field_program();
+    fn test_field_variant() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).variant) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_desc),
+                "::",
+                stringify!(variant)
+            )
+        );
+    }
+    test_field_variant();
 }
 #[doc = " Sizes of the output buffers of one form."]
 #[repr(C)]
@@ -1645,12 +1811,14 @@ pub struct cake_swiglu_fp8_desc {
     pub scale_rule: cake_fp8_scale_rule_t,
     #[doc = " NULL: the router picks; else the name of a program of the handle's table to force."]
     pub program: *const ::std::os::raw::c_char,
+    #[doc = "< Default: the plain SwiGLU. Added in 0.4."]
+    pub variant: cake_swiglu_variant_desc,
 }
 #[test]
 fn bindgen_test_layout_cake_swiglu_fp8_desc() {
     assert_eq!(
         ::std::mem::size_of::<cake_swiglu_fp8_desc>(),
-        40usize,
+        72usize,
         concat!("Size of: ", stringify!(cake_swiglu_fp8_desc))
     );
     assert_eq!(
@@ -1760,6 +1928,23 @@ fn bindgen_test_layout_cake_swiglu_fp8_desc() {
         );
     }
     test_field_program();
+    fn test_field_variant() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).variant) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_desc),
+                "::",
+                stringify!(variant)
+            )
+        );
+    }
+    test_field_variant();
 }
 #[doc = " Sizes of the output buffers of one form. Scales are FP32, MN-major: rowwise scale (r, j) of"]
 #[doc = " [m, O/128] at element j * row_s_stride + r; colwise (o, i) of [O, ceil(m/128)] at"]
@@ -2030,12 +2215,14 @@ pub struct cake_swiglu_mxfp8_grouped_desc {
     pub orientation: cake_mxfp8_orientation_t,
     #[doc = " NULL: the router picks; else the name of a grouped program of the handle's table."]
     pub program: *const ::std::os::raw::c_char,
+    #[doc = "< Default: the plain SwiGLU. Added in 0.4."]
+    pub variant: cake_swiglu_variant_desc,
 }
 #[test]
 fn bindgen_test_layout_cake_swiglu_mxfp8_grouped_desc() {
     assert_eq!(
         ::std::mem::size_of::<cake_swiglu_mxfp8_grouped_desc>(),
-        40usize,
+        72usize,
         concat!("Size of: ", stringify!(cake_swiglu_mxfp8_grouped_desc))
     );
     assert_eq!(
@@ -2145,6 +2332,23 @@ fn bindgen_test_layout_cake_swiglu_mxfp8_grouped_desc() {
         );
     }
     test_field_program();
+    fn test_field_variant() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_mxfp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).variant) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_mxfp8_grouped_desc),
+                "::",
+                stringify!(variant)
+            )
+        );
+    }
+    test_field_variant();
 }
 #[doc = " Shape of a grouped SwiGLU + FP8 blockwise call. Initialise with"]
 #[doc = " cake_swiglu_fp8_grouped_desc_init()."]
@@ -2165,12 +2369,14 @@ pub struct cake_swiglu_fp8_grouped_desc {
     pub scale_rule: cake_fp8_scale_rule_t,
     #[doc = " NULL: the router picks; else the name of a grouped program of the handle's table."]
     pub program: *const ::std::os::raw::c_char,
+    #[doc = "< Default: the plain SwiGLU. Added in 0.4."]
+    pub variant: cake_swiglu_variant_desc,
 }
 #[test]
 fn bindgen_test_layout_cake_swiglu_fp8_grouped_desc() {
     assert_eq!(
         ::std::mem::size_of::<cake_swiglu_fp8_grouped_desc>(),
-        48usize,
+        80usize,
         concat!("Size of: ", stringify!(cake_swiglu_fp8_grouped_desc))
     );
     assert_eq!(
@@ -2297,6 +2503,23 @@ fn bindgen_test_layout_cake_swiglu_fp8_grouped_desc() {
         );
     }
     test_field_program();
+    fn test_field_variant() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cake_swiglu_fp8_grouped_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).variant) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cake_swiglu_fp8_grouped_desc),
+                "::",
+                stringify!(variant)
+            )
+        );
+    }
+    test_field_variant();
 }
 #[doc = " Sizes of the output buffers of a grouped form (both formats). Scales are sized for every split"]
 #[doc = " of T rows into E experts: P padded scale rows, each expert's scales starting on a 128-row"]

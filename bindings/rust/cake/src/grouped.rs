@@ -123,6 +123,7 @@ macro_rules! grouped_format {
                     orientation: orientation.0,
                     $($field: $value,)*
                     program: std::ptr::null(),
+                    variant: crate::plain_variant(),
                 };
                 $desc { raw, program: None }
             }

@@ -552,6 +552,19 @@ impl NormgateDesc {
     }
 }
 
+/// The plain SwiGLU's `cake_swiglu_variant_desc`: what every SwiGLU descriptor's `*_init` sets
+/// (the clamped activation's defaults are gpt-oss's alpha and limit).
+pub(crate) fn plain_variant() -> sys::cake_swiglu_variant_desc {
+    sys::cake_swiglu_variant_desc {
+        activation: sys::CAKE_SWIGLU_ACT_SILU,
+        alpha: 1.702,
+        limit: 7.0,
+        weighted: 0,
+        p: std::ptr::null(),
+        dp: std::ptr::null_mut(),
+    }
+}
+
 /// A SwiGLU + MXFP8 call's shape (`cake_swiglu_mxfp8_desc`): in = [m, 2k] BF16.
 #[derive(Clone)]
 pub struct SwigluMxfp8Desc {
@@ -568,6 +581,7 @@ impl SwigluMxfp8Desc {
             k,
             orientation: orientation.0,
             program: std::ptr::null(),
+            variant: plain_variant(),
         };
         SwigluMxfp8Desc { raw, program: None }
     }
@@ -633,6 +647,7 @@ impl SwigluFp8Desc {
             orientation: orientation.0,
             scale_rule: Fp8ScaleRule::EXACT.0,
             program: std::ptr::null(),
+            variant: plain_variant(),
         };
         SwigluFp8Desc { raw, program: None }
     }
