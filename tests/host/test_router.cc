@@ -83,9 +83,14 @@ static void test_every_program_is_routed(void **) {
 
 // Whether routes a and b belong to the same cover of the size range: the normgate general
 // routes (d = 0) are alternatives by width, each program's its own cover; the SwiGLU + FP8
-// tail programs' routes (M not a multiple of 128) a cover beside the aligned programs'.
+// tail programs' routes (M not a multiple of 128) a cover beside the aligned programs'; the
+// SwiGLU variant programs' routes (both families) a cover of their own.
 static bool same_cover(const ArchTable &tab, const cake_route_desc &a, const cake_route_desc &b) {
   if (a.family == CAKE_FAMILY_NORMGATE && a.d == 0) return a.program == b.program;
+  if (swiglu_program_variant(tab.programs[a.program]) !=
+      swiglu_program_variant(tab.programs[b.program])) {
+    return false;
+  }
   if (a.family == CAKE_FAMILY_SWIGLU_FP8) {
     return tab.programs[a.program].knobs[kF8Tail] == tab.programs[b.program].knobs[kF8Tail];
   }
