@@ -135,6 +135,24 @@ bool is_variant_program(const char *name, bool grouped, bool mxfp8) {
   return strstr(name, tag) != nullptr;
 }
 
+// one(handle, name) for the routed call (name NULL) and every variant program of every table
+// that serves the form of `d` (a forced query says which).
+template <class F, class Desc, class One>
+void for_each_program(const Desc &d, bool bwd, bool grouped, bool mxfp8, One &&one) {
+  one(g_handle, nullptr);
+  for (cake_handle_t h : handles()) {
+    for (int i = 0; i < cake_program_count(h); ++i) {
+      const char *name = cake_program_name(h, i);
+      if (!is_variant_program(name, grouped, mxfp8)) continue;
+      Desc c = d;
+      c.program = name;
+      cake_program_info info;
+      cake_program_info_init(&info);
+      if (F::query(h, &c, bwd, &info) == CAKE_STATUS_SUCCESS) one(h, name);
+    }
+  }
+}
+
 // dp against the model's, NaN equal to NaN (its bits are not specified); poison kept where the
 // model leaves it.
 void expect_dp(const std::vector<float> &got, const std::vector<float> &want,
@@ -267,19 +285,7 @@ int check_ungrouped(int form, const Variant &v) {
     expect_dp(dp.download(), want_dp, label);
     ++runs;
   };
-  one(g_handle, nullptr);
-  for (cake_handle_t h : handles()) {
-    for (int i = 0; i < cake_program_count(h); ++i) {
-      const char *name = cake_program_name(h, i);
-      if (!is_variant_program(name, false, kMx)) continue;
-      typename F::Desc c = d;
-      c.program = name;
-      cake_program_info info;
-      cake_program_info_init(&info);
-      if (F::query(h, &c, bwd, &info) != CAKE_STATUS_SUCCESS) continue;  // another form
-      one(h, name);
-    }
-  }
+  for_each_program<F>(d, bwd, false, kMx, one);
   return runs;
 }
 
@@ -395,19 +401,7 @@ int check_grouped(int form, const Variant &v, const std::vector<int32_t> &offset
     expect_dp(dp.download(), want_dp, label);
     ++runs;
   };
-  one(g_handle, nullptr);
-  for (cake_handle_t h : handles()) {
-    for (int i = 0; i < cake_program_count(h); ++i) {
-      const char *name = cake_program_name(h, i);
-      if (!is_variant_program(name, true, kMx)) continue;
-      typename F::Desc c = d;
-      c.program = name;
-      cake_program_info info;
-      cake_program_info_init(&info);
-      if (F::query(h, &c, bwd, &info) != CAKE_STATUS_SUCCESS) continue;
-      one(h, name);
-    }
-  }
+  for_each_program<F>(d, bwd, true, kMx, one);
   return runs;
 }
 
