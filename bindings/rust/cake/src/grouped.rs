@@ -127,6 +127,11 @@ macro_rules! grouped_format {
                 };
                 $desc { raw, program: None }
             }
+            /// The SwiGLU variant (weighted: p and dp one a token of `in`, [T]; clamped).
+            pub fn variant(mut self, v: crate::SwigluVariant) -> Self {
+                self.raw.variant = *v.as_raw();
+                self
+            }
             /// Forces a grouped program of the handle's table by name.
             pub fn program(mut self, name: &str) -> Result<Self> {
                 let c = program_cstring(name)?;

@@ -565,6 +565,40 @@ pub(crate) fn plain_variant() -> sys::cake_swiglu_variant_desc {
     }
 }
 
+/// The SwiGLU variant of a call (`cake_swiglu_variant_desc`, docs/spec/swiglu-mxfp8.md,
+/// "Variants"): the clamped activation of gpt-oss and router weights. `p` and `dp` are device
+/// pointers (FP32, one a row of `in`; `dp` written by the weighted backward).
+#[derive(Clone, Copy, Debug)]
+pub struct SwigluVariant {
+    raw: sys::cake_swiglu_variant_desc,
+}
+
+impl Default for SwigluVariant {
+    fn default() -> Self {
+        SwigluVariant { raw: plain_variant() }
+    }
+}
+
+impl SwigluVariant {
+    /// min(g, limit) * sigmoid(alpha * min(g, limit)) * (clamp(u, -limit, limit) + 1).
+    pub fn clamped(mut self, alpha: f32, limit: f32) -> Self {
+        self.raw.activation = sys::CAKE_SWIGLU_ACT_CLAMPED;
+        self.raw.alpha = alpha;
+        self.raw.limit = limit;
+        self
+    }
+    /// y = act * p[row]; the backward writes dp[row] (pass a null `dp` for the forward).
+    pub fn weighted(mut self, p: *const f32, dp: *mut f32) -> Self {
+        self.raw.weighted = 1;
+        self.raw.p = p;
+        self.raw.dp = dp;
+        self
+    }
+    pub fn as_raw(&self) -> &sys::cake_swiglu_variant_desc {
+        &self.raw
+    }
+}
+
 /// A SwiGLU + MXFP8 call's shape (`cake_swiglu_mxfp8_desc`): in = [m, 2k] BF16.
 #[derive(Clone)]
 pub struct SwigluMxfp8Desc {
@@ -584,6 +618,11 @@ impl SwigluMxfp8Desc {
             variant: plain_variant(),
         };
         SwigluMxfp8Desc { raw, program: None }
+    }
+    /// The SwiGLU variant (weighted, clamped); the default is the plain SwiGLU.
+    pub fn variant(mut self, v: SwigluVariant) -> Self {
+        self.raw.variant = v.raw;
+        self
     }
     pub fn program(mut self, name: &str) -> Result<Self> {
         let c = program_cstring(name)?;
@@ -650,6 +689,11 @@ impl SwigluFp8Desc {
             variant: plain_variant(),
         };
         SwigluFp8Desc { raw, program: None }
+    }
+    /// The SwiGLU variant (weighted, clamped); the default is the plain SwiGLU.
+    pub fn variant(mut self, v: SwigluVariant) -> Self {
+        self.raw.variant = v.raw;
+        self
     }
     pub fn scale_rule(mut self, rule: Fp8ScaleRule) -> Self {
         self.raw.scale_rule = rule.0;

@@ -220,6 +220,13 @@ fn swiglu_fp8_sizes() {
             let bad = cake::SwigluFp8Desc::new(256, 320, Orientation::ROWWISE);
             let e = cake::swiglu_fp8_buffer_sizes(&bad, false).unwrap_err();
             assert_eq!(e.status(), Status::UNSUPPORTED_SHAPE, "{e}");
+            // The SwiGLU variants: a clamped call needs a positive limit; the sizes do not change.
+            let v = cake::SwigluVariant::default().clamped(1.702, 7.0);
+            let d = cake::SwigluFp8Desc::new(256, 384, Orientation::BOTH).variant(v);
+            assert_eq!(cake::swiglu_fp8_buffer_sizes(&d, true).unwrap(), s);
+            let bad = d.variant(cake::SwigluVariant::default().clamped(1.702, 0.0));
+            let e = cake::swiglu_fp8_buffer_sizes(&bad, false).unwrap_err();
+            assert_eq!(e.status(), Status::INVALID_ARGUMENT, "{e}");
         }
         Err(e) => {
             assert_eq!(e.status(), Status::NOT_IN_LIBRARY, "{e}");
