@@ -551,7 +551,8 @@ inline Expect expect_swiglu(SwEntry k, const cake_handle_st *h, bool handle_live
   }
   e.rule(desc == nullptr, CAKE_STATUS_INVALID_ARGUMENT, "desc NULL");
   if (desc == nullptr) return e;
-  struct_rules(e, view, sizeof(cake_swiglu_mxfp8_desc), sizeof(cake_swiglu_mxfp8_desc),
+  // The first version ends before `variant` (the fuzzed variant is the plain SwiGLU's defaults).
+  struct_rules(e, view, offsetof(cake_swiglu_mxfp8_desc, variant), sizeof(cake_swiglu_mxfp8_desc),
                "desc->struct_size");
   if (e.must_reject) return e;
   const cake_swiglu_mxfp8_desc &d = *desc;

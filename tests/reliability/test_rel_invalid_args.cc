@@ -658,7 +658,7 @@ void test_sw_handles_desc_struct_size(void **) {
       c.desc_ptr = nullptr;
       sw_reject(c, CAKE_STATUS_INVALID_ARGUMENT, "desc");
     }
-    for (size_t size : {size_t(0), size_t(8), sizeof(cake_swiglu_mxfp8_desc) - 8}) {
+    for (size_t size : {size_t(0), size_t(8), offsetof(cake_swiglu_mxfp8_desc, variant) - 8}) {
       Sw c(e);
       c.desc.struct_size = size;
       sw_reject(c, CAKE_STATUS_INVALID_ARGUMENT, "desc->struct_size");
