@@ -309,6 +309,43 @@ static void test_normgate_desc_init_of_old_binaries(void **state) {
   assert_int_equal(v0(NULL), CAKE_STATUS_INVALID_ARGUMENT);
 }
 
+/* The same for the four SwiGLU descriptors, whose first layout ends before `variant`: the CAKE_0
+ * version writes those bytes, the CAKE_0.4 one (the default) the whole struct. A descriptor of the
+ * first layout reads as the plain SwiGLU. */
+#define CHECK_SWIGLU_DESC_INIT_V0(Desc, name)                                                  \
+  do {                                                                                         \
+    typedef cake_status_t (*init_fn)(Desc *);                                                  \
+    init_fn v0 = (init_fn)dlvsym(RTLD_DEFAULT, #name, "CAKE_0");                               \
+    init_fn v04 = (init_fn)dlvsym(RTLD_DEFAULT, #name, "CAKE_0.4");                            \
+    assert_non_null(v0);                                                                       \
+    assert_non_null(v04);                                                                      \
+    assert_ptr_equal((void *)v04, (void *)&name);                                              \
+    assert_ptr_not_equal((void *)v0, (void *)v04);                                             \
+    const size_t first = offsetof(Desc, variant);                                              \
+    unsigned char buf[sizeof(Desc)];                                                           \
+    memset(buf, 0xab, sizeof buf);                                                             \
+    assert_int_equal(v0((Desc *)buf), CAKE_STATUS_SUCCESS);                                    \
+    Desc d;                                                                                    \
+    memcpy(&d, buf, sizeof d);                                                                 \
+    assert_int_equal(d.struct_size, first);                                                    \
+    assert_int_equal(d.orientation, CAKE_MXFP8_ROWWISE);                                       \
+    for (size_t i = first; i < sizeof buf; ++i) assert_int_equal(buf[i], 0xab);                \
+    memset(buf, 0xab, sizeof buf);                                                             \
+    assert_int_equal(v04((Desc *)buf), CAKE_STATUS_SUCCESS);                                   \
+    memcpy(&d, buf, sizeof d);                                                                 \
+    assert_int_equal(d.struct_size, sizeof(Desc));                                             \
+    assert_int_equal(d.variant.activation, CAKE_SWIGLU_ACT_SILU);                              \
+    assert_int_equal(v0(NULL), CAKE_STATUS_INVALID_ARGUMENT);                                  \
+  } while (0)
+
+static void test_swiglu_desc_init_of_old_binaries(void **state) {
+  (void)state;
+  CHECK_SWIGLU_DESC_INIT_V0(cake_swiglu_mxfp8_desc, cake_swiglu_mxfp8_desc_init);
+  CHECK_SWIGLU_DESC_INIT_V0(cake_swiglu_fp8_desc, cake_swiglu_fp8_desc_init);
+  CHECK_SWIGLU_DESC_INIT_V0(cake_swiglu_mxfp8_grouped_desc, cake_swiglu_mxfp8_grouped_desc_init);
+  CHECK_SWIGLU_DESC_INIT_V0(cake_swiglu_fp8_grouped_desc, cake_swiglu_fp8_grouped_desc_init);
+}
+
 static void test_null_handle_calls(void **state) {
   (void)state;
   assert_int_equal(cake_create(NULL, 0), CAKE_STATUS_INVALID_ARGUMENT);
@@ -434,6 +471,7 @@ int main(void) {
       cmocka_unit_test(test_status_strings),
       cmocka_unit_test(test_enum_values_are_stable), cmocka_unit_test(test_init_functions),
       cmocka_unit_test(test_normgate_desc_init_of_old_binaries),
+      cmocka_unit_test(test_swiglu_desc_init_of_old_binaries),
       cmocka_unit_test(test_null_handle_calls), cmocka_unit_test(test_table_program_knobs_ext),
       cmocka_unit_test(test_table_route_waves), cmocka_unit_test(test_no_driver),
   };
