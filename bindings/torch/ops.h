@@ -22,21 +22,33 @@ inline constexpr OpSchema kSchemas[] = {
     {"normgate_bwd_accumulate(Tensor dy, Tensor x, Tensor? z, Tensor w, Tensor(a!) dw, "
      "float eps, int gate, bool gate_before_norm, int group_size, bool deterministic, "
      "str? program=None) -> (Tensor, Tensor)"},
-    {"swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None) "
+    // SwiGLU: the variant last (docs/spec/swiglu-mxfp8.md, "Variants"): activation
+    // (cake_swiglu_activation_t), alpha, limit, prob (FP32 [rows] or [rows, 1]: the weighted
+    // SwiGLU). The backwards' last output is dprob (FP32 [rows], empty without prob).
+    {"swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None, "
+     "int activation=0, float alpha=1.702, float limit=7.0, Tensor? prob=None) "
      "-> (Tensor, Tensor, Tensor, Tensor)"},
-    {"swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, str? program=None) "
-     "-> (Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, "
+     "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+     "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
     // SwiGLU + FP8 blockwise 1x128; scale_rule: cake_fp8_scale_rule_t.
-    {"swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0, str? program=None) "
-     "-> (Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0, "
+     "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+     "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor)"},
     {"swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
-     "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)"},
+     "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+     "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
     // Grouped SwiGLU over MoE experts (offs: int32 end rows); format:
-    // cake_normgate_quant_format_t; (row_q, row_s, col_q, col_s, status). Not differentiable.
+    // cake_normgate_quant_format_t; (row_q, row_s, col_q, col_s, status[, dprob]). Not
+    // differentiable.
     {"swiglu_grouped_fwd(Tensor inp, Tensor offs, int format, int orientation, "
-     "int scale_rule=0, str? program=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
-    {"swiglu_grouped_bwd(Tensor inp, Tensor grad, Tensor offs, int format, int orientation, "
-     "int scale_rule=0, str? program=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
+     "int scale_rule=0, str? program=None, int activation=0, "
+     "float alpha=1.702, float limit=7.0, Tensor? prob=None) "
+     "-> (Tensor, Tensor, Tensor, Tensor, Tensor)"},
+    {"swiglu_grouped_bwd(Tensor inp, Tensor grad, Tensor offs, int format, "
+     "int orientation, int scale_rule=0, str? program=None, int activation=0, "
+     "float alpha=1.702, float limit=7.0, Tensor? prob=None) "
+     "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)"},
     // The norm-gate forward (the default form) with quantized y: (q, q_scale, y); format:
     // cake_normgate_quant_format_t; y empty unless write_y. Not differentiable.
     {"normgate_fwd_quant(Tensor x, Tensor z, Tensor w, int format, int scale_rule=0, "

@@ -19,6 +19,33 @@ void check_swiglu_grad(const char *op, const at::Tensor &inp, const at::Tensor *
                     ") must be bfloat16 [m, k] = [", m, ", ", k, "] on ", inp.device());
 }
 
+SwigluVariant swiglu_variant(const char *op, const at::Tensor &inp, bool backward,
+                             const cake_swiglu_variant_desc &defaults, int64_t activation,
+                             double alpha, double limit, const std::optional<at::Tensor> &prob) {
+  TORCH_CHECK_VALUE(activation == CAKE_SWIGLU_ACT_SILU || activation == CAKE_SWIGLU_ACT_CLAMPED,
+                    "cake ", op, ": activation ", activation, ": 0 (silu) or 1 (clamped)");
+  SwigluVariant v{defaults, at::Tensor(), at::empty({0}, inp.options().dtype(at::kFloat))};
+  v.desc.activation = static_cast<cake_swiglu_activation_t>(activation);
+  v.desc.alpha = static_cast<float>(alpha);
+  v.desc.limit = static_cast<float>(limit);
+  if (!prob.has_value()) return v;
+  const at::Tensor &p = *prob;
+  const int64_t m = inp.size(0);
+  TORCH_CHECK_VALUE(((p.dim() == 1 && p.size(0) == m) ||
+                     (p.dim() == 2 && p.size(0) == m && p.size(1) == 1)) &&
+                        p.scalar_type() == at::kFloat && p.device() == inp.device(),
+                    "cake ", op, ": prob (", p.sizes(), ", ", p.scalar_type(), ", ", p.device(),
+                    ") must be float32 [m] or [m, 1] with m = ", m, " on ", inp.device());
+  v.prob = p.contiguous();
+  v.desc.weighted = 1;
+  v.desc.p = v.prob.data_ptr<float>();
+  if (backward) {
+    v.dprob = at::empty({m}, inp.options().dtype(at::kFloat));
+    v.desc.dp = v.dprob.data_ptr<float>();
+  }
+  return v;
+}
+
 std::optional<std::string> program_name(const std::optional<c10::string_view> &program) {
   if (!program.has_value()) return std::nullopt;
   return std::string(program->data(), program->size());

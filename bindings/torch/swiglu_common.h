@@ -1,5 +1,6 @@
-// What the SwiGLU ops share (swiglu_ops.cc, swiglu_fp8_ops.cc): the checks of in and grad, the
-// program name, the four outputs' allocation and the forward/backward call. Each family keeps
+// What the SwiGLU ops share (swiglu_ops.cc, swiglu_fp8_ops.cc, swiglu_grouped_ops.cc): the
+// checks of in and grad, the program name, the variant, the four outputs' allocation and the
+// forward/backward call. Each family keeps
 // its own orientation/scale checks, descriptor and scale shapes.
 #pragma once
 
@@ -22,6 +23,21 @@ void check_swiglu_input(const char *op, const at::Tensor &inp);
 
 // grad (the backward's, NULL for the forward): bfloat16 [m, k] on in's device.
 void check_swiglu_grad(const char *op, const at::Tensor &inp, const at::Tensor *grad);
+
+// The variant of a call (docs/spec/swiglu-mxfp8.md, "Variants") and the tensors its
+// descriptor points to, kept alive for the call.
+struct SwigluVariant {
+  cake_swiglu_variant_desc desc;  // the descriptor's member
+  at::Tensor prob;                // prob as the kernel reads it (contiguous FP32), or undefined
+  at::Tensor dprob;               // FP32 [rows] for a weighted backward, else empty
+};
+
+// activation 0 (silu) or 1 (clamped, with alpha and limit: the library checks those); prob
+// NULL-able, FP32 [rows] or [rows, 1] on in's device, rows = in.size(0); a weighted backward
+// gets its dprob allocated. @p defaults: the descriptor's member as its *_init set it.
+SwigluVariant swiglu_variant(const char *op, const at::Tensor &inp, bool backward,
+                             const cake_swiglu_variant_desc &defaults, int64_t activation,
+                             double alpha, double limit, const std::optional<at::Tensor> &prob);
 
 // The program a call forces, kept alive for the descriptor's const char *.
 std::optional<std::string> program_name(const std::optional<c10::string_view> &program);

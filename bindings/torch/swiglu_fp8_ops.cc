@@ -18,9 +18,12 @@ namespace cake_torch {
 namespace {
 
 using Quantized = SwigluOutputs;
+using QuantizedGrad = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int64_t orientation,
-              int64_t scale_rule, std::optional<c10::string_view> program) {
+              int64_t scale_rule, std::optional<c10::string_view> program, SwigluVariant *variant,
+              int64_t activation, double alpha, double limit,
+              const std::optional<at::Tensor> &prob) {
   check_swiglu_input(op, inp);
   TORCH_CHECK_VALUE(orientation >= 1 && orientation <= 3, "cake ", op, ": orientation ",
                     orientation, ": 1 (rowwise), 2 (colwise) or 3 (both)");
@@ -30,6 +33,9 @@ Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int
   const std::optional<std::string> name = program_name(program);
   cake_swiglu_fp8_desc desc;
   cake_swiglu_fp8_desc_init(&desc);
+  *variant =
+      swiglu_variant(op, inp, grad != nullptr, desc.variant, activation, alpha, limit, prob);
+  desc.variant = variant->desc;
   desc.m = inp.size(0);
   desc.k = inp.size(1) / 2;
   desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
@@ -49,13 +55,20 @@ Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int
 }
 
 Quantized fwd(const at::Tensor &inp, int64_t orientation, int64_t scale_rule,
-              std::optional<c10::string_view> program) {
-  return run("swiglu_fp8", inp, nullptr, orientation, scale_rule, program);
+              std::optional<c10::string_view> program, int64_t activation, double alpha,
+              double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  return run("swiglu_fp8", inp, nullptr, orientation, scale_rule, program, &v, activation, alpha,
+             limit, prob);
 }
 
-Quantized bwd(const at::Tensor &inp, const at::Tensor &grad, int64_t orientation,
-              int64_t scale_rule, std::optional<c10::string_view> program) {
-  return run("swiglu_fp8 backward", inp, &grad, orientation, scale_rule, program);
+QuantizedGrad bwd(const at::Tensor &inp, const at::Tensor &grad, int64_t orientation,
+                  int64_t scale_rule, std::optional<c10::string_view> program, int64_t activation,
+                  double alpha, double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  auto [row_q, row_s, col_q, col_s] = run("swiglu_fp8 backward", inp, &grad, orientation,
+                                          scale_rule, program, &v, activation, alpha, limit, prob);
+  return {row_q, row_s, col_q, col_s, v.dprob};
 }
 
 }  // namespace

@@ -25,13 +25,16 @@ namespace cake_torch {
 namespace {
 
 using Grouped = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+using GroupedGrad =
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 constexpr int64_t kFp8Blockwise = CAKE_NORMGATE_QUANT_FP8_BLOCKWISE;
 constexpr int64_t kMxfp8 = CAKE_NORMGATE_QUANT_MXFP8;
 
 Grouped run(const char *op, const at::Tensor &inp, const at::Tensor *grad, const at::Tensor &offs,
             int64_t format, int64_t orientation, int64_t scale_rule,
-            std::optional<c10::string_view> program) {
+            std::optional<c10::string_view> program, SwigluVariant *variant, int64_t activation,
+            double alpha, double limit, const std::optional<at::Tensor> &prob) {
   check_swiglu_input(op, inp);
   TORCH_CHECK_VALUE(format == kFp8Blockwise || format == kMxfp8, "cake ", op, ": format ", format,
                     ": 1 (FP8 blockwise) or 2 (MXFP8)");
@@ -53,6 +56,10 @@ Grouped run(const char *op, const at::Tensor &inp, const at::Tensor *grad, const
   cake_swiglu_fp8_grouped_desc fd;
   cake_swiglu_mxfp8_grouped_desc_init(&md);
   cake_swiglu_fp8_grouped_desc_init(&fd);
+  *variant = swiglu_variant(op, inp, grad != nullptr, md.variant, activation, alpha, limit, prob);
+  md.variant = fd.variant = variant->desc;
+  // The tokens of no expert get no dp from the library: their probability's gradient is 0.
+  if (variant->dprob.numel()) variant->dprob.zero_();
   md.tokens = fd.tokens = T;
   md.k = fd.k = k;
   md.experts = fd.experts = static_cast<int32_t>(E);
@@ -107,15 +114,22 @@ Grouped run(const char *op, const at::Tensor &inp, const at::Tensor *grad, const
 }
 
 Grouped fwd(const at::Tensor &inp, const at::Tensor &offs, int64_t format, int64_t orientation,
-            int64_t scale_rule, std::optional<c10::string_view> program) {
-  return run("swiglu_grouped", inp, nullptr, offs, format, orientation, scale_rule, program);
+            int64_t scale_rule, std::optional<c10::string_view> program, int64_t activation,
+            double alpha, double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  return run("swiglu_grouped", inp, nullptr, offs, format, orientation, scale_rule, program, &v,
+             activation, alpha, limit, prob);
 }
 
-Grouped bwd(const at::Tensor &inp, const at::Tensor &grad, const at::Tensor &offs,
-            int64_t format, int64_t orientation, int64_t scale_rule,
-            std::optional<c10::string_view> program) {
-  return run("swiglu_grouped backward", inp, &grad, offs, format, orientation, scale_rule,
-             program);
+GroupedGrad bwd(const at::Tensor &inp, const at::Tensor &grad, const at::Tensor &offs,
+                int64_t format, int64_t orientation, int64_t scale_rule,
+                std::optional<c10::string_view> program, int64_t activation, double alpha,
+                double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  auto [row_q, row_s, col_q, col_s, status] =
+      run("swiglu_grouped backward", inp, &grad, offs, format, orientation, scale_rule, program,
+          &v, activation, alpha, limit, prob);
+  return {row_q, row_s, col_q, col_s, status, v.dprob};
 }
 
 }  // namespace

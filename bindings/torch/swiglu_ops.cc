@@ -14,6 +14,7 @@ namespace cake_torch {
 namespace {
 
 using Quantized = SwigluOutputs;
+using QuantizedGrad = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 cake_mxfp8_orientation_t orientation_of(int64_t orientation) {
   TORCH_CHECK_VALUE(orientation >= 1 && orientation <= 3, "cake swiglu_mxfp8: orientation ",
@@ -22,12 +23,17 @@ cake_mxfp8_orientation_t orientation_of(int64_t orientation) {
 }
 
 Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int64_t orientation,
-              std::optional<c10::string_view> program) {
+              std::optional<c10::string_view> program, SwigluVariant *variant,
+              int64_t activation, double alpha, double limit,
+              const std::optional<at::Tensor> &prob) {
   check_swiglu_input(op, inp);
   check_swiglu_grad(op, inp, grad);
   const std::optional<std::string> name = program_name(program);
   cake_swiglu_mxfp8_desc desc;
   cake_swiglu_mxfp8_desc_init(&desc);
+  *variant =
+      swiglu_variant(op, inp, grad != nullptr, desc.variant, activation, alpha, limit, prob);
+  desc.variant = variant->desc;
   desc.m = inp.size(0);
   desc.k = inp.size(1) / 2;
   desc.orientation = orientation_of(orientation);
@@ -47,13 +53,20 @@ Quantized run(const char *op, const at::Tensor &inp, const at::Tensor *grad, int
 }
 
 Quantized swiglu_fwd_cuda(const at::Tensor &inp, int64_t orientation,
-                          std::optional<c10::string_view> program) {
-  return run("swiglu_mxfp8", inp, nullptr, orientation, program);
+                          std::optional<c10::string_view> program, int64_t activation,
+                          double alpha, double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  return run("swiglu_mxfp8", inp, nullptr, orientation, program, &v, activation, alpha, limit,
+             prob);
 }
 
-Quantized swiglu_bwd_cuda(const at::Tensor &inp, const at::Tensor &grad, int64_t orientation,
-                          std::optional<c10::string_view> program) {
-  return run("swiglu_mxfp8 backward", inp, &grad, orientation, program);
+QuantizedGrad swiglu_bwd_cuda(const at::Tensor &inp, const at::Tensor &grad, int64_t orientation,
+                              std::optional<c10::string_view> program, int64_t activation,
+                              double alpha, double limit, const std::optional<at::Tensor> &prob) {
+  SwigluVariant v;
+  auto [row_q, row_s, col_q, col_s] = run("swiglu_mxfp8 backward", inp, &grad, orientation,
+                                          program, &v, activation, alpha, limit, prob);
+  return {row_q, row_s, col_q, col_s, v.dprob};
 }
 
 }  // namespace

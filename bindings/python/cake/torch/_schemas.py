@@ -11,22 +11,32 @@ NORMGATE_BWD_ACCUMULATE = (
     "normgate_bwd_accumulate(Tensor dy, Tensor x, Tensor? z, Tensor w, Tensor(a!) dw, "
     "float eps, int gate, bool gate_before_norm, int group_size, bool deterministic, "
     "str? program=None) -> (Tensor, Tensor)")
-SWIGLU_MXFP8_FWD = ("swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None) "
+# The SwiGLU ops end with the variant (docs/spec/swiglu-mxfp8.md, "Variants"): activation
+# (cake_swiglu_activation_t), alpha and limit (the clamped activation's), prob (FP32 [rows] or
+# [rows, 1], the weighted SwiGLU's router probabilities). The backwards' last output is dprob
+# (FP32 [rows]; empty without prob).
+SWIGLU_MXFP8_FWD = ("swiglu_mxfp8_fwd(Tensor inp, int orientation, str? program=None, "
+                    "int activation=0, float alpha=1.702, float limit=7.0, Tensor? prob=None) "
                     "-> (Tensor, Tensor, Tensor, Tensor)")
 SWIGLU_MXFP8_BWD = ("swiglu_mxfp8_bwd(Tensor inp, Tensor grad, int orientation, "
-                    "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+                    "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+                    "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 SWIGLU_FP8_FWD = ("swiglu_fp8_fwd(Tensor inp, int orientation, int scale_rule=0, "
-                  "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+                  "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+                  "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor)")
 SWIGLU_FP8_BWD = ("swiglu_fp8_bwd(Tensor inp, Tensor grad, int orientation, int scale_rule=0, "
-                  "str? program=None) -> (Tensor, Tensor, Tensor, Tensor)")
+                  "str? program=None, int activation=0, float alpha=1.702, float limit=7.0, "
+                  "Tensor? prob=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 SWIGLU_GROUPED_FWD = ("swiglu_grouped_fwd(Tensor inp, Tensor offs, int format, int orientation, "
-                      "int scale_rule=0, str? program=None) "
+                      "int scale_rule=0, str? program=None, int activation=0, "
+                      "float alpha=1.702, float limit=7.0, Tensor? prob=None) "
                       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)")
 SWIGLU_GROUPED_BWD = ("swiglu_grouped_bwd(Tensor inp, Tensor grad, Tensor offs, int format, "
-                      "int orientation, int scale_rule=0, str? program=None) "
-                      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+                      "int orientation, int scale_rule=0, str? program=None, int activation=0, "
+                      "float alpha=1.702, float limit=7.0, Tensor? prob=None) "
+                      "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 NORMGATE_FWD_QUANT = ("normgate_fwd_quant(Tensor x, Tensor z, Tensor w, int format, "
                       "int scale_rule=0, int heads=0, bool write_y=False, float eps=1e-06, "
@@ -37,5 +47,9 @@ ALL = (NORMGATE_FWD, NORMGATE_BWD, NORMGATE_BWD_ACCUMULATE, SWIGLU_MXFP8_FWD, SW
 
 #: cake_normgate_gate_t
 GATE_SILU, GATE_SIGMOID, GATE_NONE = 0, 1, 2
+#: cake_swiglu_activation_t, and the clamped activation's defaults (swiglu_variant_defaults in
+#: lib/api/swiglu_common.cc: gpt-oss's alpha and limit).
+ACT_SILU, ACT_CLAMPED = 0, 1
+ALPHA, LIMIT = 1.702, 7.0
 #: dw_mode: 0 skips dw, else the cake_dtype_t of dw; -1 is w's dtype.
 DW_SKIP, DW_OF_W = 0, -1
