@@ -66,9 +66,10 @@ def test_swiglu_shapes(fake, orient, row, col):
     assert rs.shape == ((sizes.row_s_bytes,) if row else (0,)) and rs.dtype == torch.uint8
     assert cq.shape == ((256, 256) if col else (0,))
     assert cs.shape == ((sizes.col_s_bytes,) if col else (0,))
-    rq, rs, cq, cs = ops.swiglu_mxfp8_bwd(inp, t(256, 256), orient)
+    rq, rs, cq, cs, dp = ops.swiglu_mxfp8_bwd(inp, t(256, 256), orient)
     assert rq.shape == ((256, 512) if row else (0,))
     assert cq.shape == ((512, 256) if col else (0,))
+    assert dp.shape == (0,)  # unweighted: no dprob
 
 
 # ---- what is refused ----------------------------------------------------------------------------

@@ -40,8 +40,9 @@ def test_fakes_shapes_and_strides():
         q = fp8._wrap((rq, rs, cq, cs), cake.Orientation.BOTH)
         assert q.row_s.shape == (256, 3) and q.row_s.stride() == (1, 256)
         assert q.col_s.shape == (384, 2) and q.col_s.stride() == (1, 384)
-        rq, rs, cq, cs = torch.ops.cake.swiglu_fp8_bwd(inp, grad, 1, 0)
+        rq, rs, cq, cs, dp = torch.ops.cake.swiglu_fp8_bwd(inp, grad, 1, 0)
         assert rq.shape == (256, 768) and rs.shape == (6, 256) and cq.numel() == 0
+        assert dp.numel() == 0
         with pytest.raises(ValueError, match="scale_rule"):
             torch.ops.cake.swiglu_fp8_fwd(inp, 1, 2)
         with pytest.raises(Exception, match="must be a multiple of 128 \\(the 1x128 scale block\\)"):

@@ -191,7 +191,8 @@ def test_swiglu_rows_sharded_run_locally(mesh, orient, backward):
         with CommDebugMode() as comm:
             if backward:
                 grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
-                rq, rs, cq, cs = torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, orient)
+                rq, rs, cq, cs, dp = torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, orient)
+                assert dp.placements == (Replicate(),)  # unweighted: empty
             else:
                 rq, rs, cq, cs = torch.ops.cake.swiglu_mxfp8_fwd(inp, orient)
         assert counts(comm) == {}
@@ -201,6 +202,27 @@ def test_swiglu_rows_sharded_run_locally(mesh, orient, backward):
         if orient & 2:
             assert cq.placements == (Shard(1),) and cq.shape == (o, m)
             assert cs.placements == (Shard(0),)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_swiglu_prob_is_sharded_with_the_rows(mesh, backward):
+    m, k = 128 * WORLD, 256
+    with FakeTensorMode():
+        inp = dt(torch.empty(m // WORLD, 2 * k, dtype=BF16), mesh, [Shard(0)])
+        prob = dt(torch.empty(m // WORLD, dtype=F32), mesh, [Shard(0)])
+        with CommDebugMode() as comm:
+            if backward:
+                grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
+                out = torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, 3, None, 1, 1.702, 7.0, prob)
+                assert out[4].placements == (Shard(0),) and out[4].shape == (m,)
+            else:
+                out = torch.ops.cake.swiglu_mxfp8_fwd(inp, 3, None, 1, 1.702, 7.0, prob)
+        assert counts(comm) == {}
+        assert out[0].placements == (Shard(0),)
+        # A replicated prob with sharded rows is redistributed to the rows (no gather of in).
+        rep = dt(torch.empty(m, dtype=F32), mesh, [Replicate()])
+        out = torch.ops.cake.swiglu_mxfp8_fwd(inp, 1, None, 0, 1.702, 7.0, rep)
+        assert out[0].placements == (Shard(0),)
 
 
 def test_swiglu_rows_not_in_whole_tiles_per_shard_are_replicated(mesh):
@@ -294,15 +316,18 @@ def _reference_kernels():
     lib.impl("normgate_fwd", fwd, "CPU", allow_override=True)
     lib.impl("normgate_bwd", bwd, "CPU", allow_override=True)
     lib.impl("normgate_bwd_accumulate", bwd_acc, "CPU", allow_override=True)
-    lib.impl("swiglu_mxfp8_fwd", lambda inp, o, p=None: swiglu_probe(inp, None, o), "CPU",
-             allow_override=True)
-    lib.impl("swiglu_mxfp8_bwd", lambda inp, g, o, p=None: swiglu_probe(inp, g, o), "CPU",
-             allow_override=True)
+    lib.impl("swiglu_mxfp8_fwd",
+             lambda inp, o, p=None, act=0, alpha=0.0, limit=0.0, prob=None:
+             swiglu_probe(inp, None, o, prob), "CPU", allow_override=True)
+    lib.impl("swiglu_mxfp8_bwd",
+             lambda inp, g, o, p=None, act=0, alpha=0.0, limit=0.0, prob=None:
+             swiglu_probe(inp, g, o, prob), "CPU", allow_override=True)
     return lib
 
 
-def swiglu_probe(inp, grad, orient):
-    """The layout probe of one SwiGLU + MXFP8 call (see _reference_kernels)."""
+def swiglu_probe(inp, grad, orient, prob=None):
+    """The layout probe of one SwiGLU + MXFP8 call (see _reference_kernels); a weighted
+    backward's dprob is a function of each row's own values and prob."""
     import cake
 
     m, k2 = inp.shape
@@ -325,7 +350,10 @@ def swiglu_probe(inp, grad, orient):
         blocks = vals.t()[:, ::32]  # [o, m/32]
         cs[ct.swizzled_scale_offsets(o, m // 32).flatten()] = ((blocks * 7) % 251) \
             .to(torch.uint8).flatten()
-    return rq, rs, cq, cs
+    if not backward:
+        return rq, rs, cq, cs
+    dp = torch.empty(0) if prob is None else vals[:, 0] * 3 + prob.reshape(-1)
+    return rq, rs, cq, cs, dp
 
 
 def _gloo_worker(rank, world, store_path, failures):
@@ -395,6 +423,16 @@ def _values_checks(mesh):
     m, k = 512, 256
     inp = torch.randint(0, 200, (m, 2 * k)).to(BF16)
     grad = torch.randint(0, 200, (m, k)).to(BF16)
+    # The weighted backward: prob sharded with the rows, dprob gathered is the unsharded one.
+    prob = torch.rand(m)
+    _, _, _, _, want = torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, 1, None, 1, 1.702, 7.0, prob)
+    parts = [distribute_tensor(t, mesh, [Shard(0)]) for t in (inp, grad, prob)]
+    with CommDebugMode() as comm:
+        out = torch.ops.cake.swiglu_mxfp8_bwd(parts[0], parts[1], 1, None, 1, 1.702, 7.0,
+                                              parts[2])
+    assert counts(comm) == {}, counts(comm)
+    assert out[4].placements == (Shard(0),)
+    assert torch.equal(out[4].full_tensor(), want)
     for backward in (False, True):
         for orient in (1, 2, 3):
             full = (torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, orient) if backward

@@ -17,6 +17,9 @@ SwiGLU + MXFP8 (in = [gate | up], BF16 [m, 2k]; outputs E4M3 data and E8M0 swizz
 
     q = cake.torch.swiglu_mxfp8(inp, "both")                   # q.row_q [m, k], q.col_q [k, m]
     g = cake.torch.swiglu_mxfp8_backward(inp, grad, "rowwise") # [m, 2k] gradients, quantized
+    q = cake.torch.swiglu_mxfp8(inp, activation="clamped", prob=p)  # gpt-oss, router-weighted
+    g, dp = cake.torch.swiglu_mxfp8_backward(inp, grad, activation="clamped", prob=p)
+    y = cake.torch.swiglu_dequantized(inp, "mxfp8", prob=p)    # autograd: inp.grad, p.grad
 
 The operators are cake::normgate_fwd, normgate_bwd, normgate_bwd_accumulate, swiglu_mxfp8_fwd and
 swiglu_mxfp8_bwd, with fake implementations, so torch.compile graphs hold them. They come from
@@ -37,7 +40,7 @@ import torch
 import cake as _cake
 from cake import errors as _errors
 
-from . import _native, _schemas as S
+from . import _native, _schemas as S, _variant
 
 __all__ = [
     "normgate",
@@ -45,6 +48,7 @@ __all__ = [
     "normgate_reference",
     "swiglu_mxfp8",
     "swiglu_mxfp8_backward",
+    "swiglu_dequantized",
     "MXFP8Tensors",
     "dequantize_mxfp8",
     "swizzled_scale_offsets",
@@ -225,22 +229,38 @@ def _orientation(value) -> int:
     return o if o is not None else int(_cake.Orientation.parse(value))
 
 
-def swiglu_mxfp8(inp: torch.Tensor, orientation="rowwise", program: Optional[str] = None
-                 ) -> MXFP8Tensors:
-    """Forward: Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to MXFP8 (O = k).
+_ALPHA, _LIMIT = S.ALPHA, S.LIMIT
 
-    orientation: "rowwise", "colwise", "both" (or cake.Orientation). Not differentiable: the
-    quantized outputs feed an MXFP8 GEMM; pair it with swiglu_mxfp8_backward()."""
+
+def swiglu_mxfp8(inp: torch.Tensor, orientation="rowwise", program: Optional[str] = None, *,
+                 activation: str = "silu", alpha: float = _ALPHA, limit: float = _LIMIT,
+                 prob: Optional[torch.Tensor] = None) -> MXFP8Tensors:
+    """Forward: Y = bf16(act(in[:, :k], in[:, k:])) quantized to MXFP8 (O = k).
+
+    orientation: "rowwise", "colwise", "both" (or cake.Orientation). activation: "silu"
+    (silu(g) * u) or "clamped" (gpt-oss: g' = min(g, limit), u' = clamp(u, -limit, limit),
+    g' * sigmoid(alpha * g') * (u' + 1)); prob: None, or the weighted SwiGLU's router
+    probabilities, a CUDA float32 [m] or [m, 1] tensor (Y = act * prob per row). Not
+    differentiable: the quantized outputs feed an MXFP8 GEMM; pair it with
+    swiglu_mxfp8_backward() (or use swiglu_dequantized() for autograd)."""
     orient = _orientation(orientation)
-    return _wrap(_call(_swiglu_fwd_op, inp, orient, program), orient)
+    v = _variant.args("swiglu_mxfp8", activation, alpha, limit, prob)
+    return _wrap(_call(_swiglu_fwd_op, inp, orient, program, *v), orient)
 
 
 def swiglu_mxfp8_backward(inp: torch.Tensor, grad: torch.Tensor, orientation="rowwise",
-                          program: Optional[str] = None) -> MXFP8Tensors:
+                          program: Optional[str] = None, *, activation: str = "silu",
+                          alpha: float = _ALPHA, limit: float = _LIMIT,
+                          prob: Optional[torch.Tensor] = None):
     """Backward: [dgate | dup] (BF16 [m, 2k], from in and grad = dL/dY [m, k]) quantized to
-    MXFP8 (O = 2k)."""
+    MXFP8 (O = 2k), with the forward's activation, alpha, limit and prob. With prob it returns
+    (MXFP8Tensors, dprob): dprob = dL/dprob (float32, prob's shape), the sum over a row of
+    grad * act(g, u)."""
     orient = _orientation(orientation)
-    return _wrap(_call(_swiglu_bwd_op, inp, grad, orient, program), orient)
+    v = _variant.args("swiglu_mxfp8 backward", activation, alpha, limit, prob)
+    out = _call(_swiglu_bwd_op, inp, grad, orient, program, *v)
+    q = _wrap(out[:4], orient)
+    return q if prob is None else (q, _variant.dprob_like(out[4], prob))
 
 
 def swizzled_scale_offsets(rows: int, cols: int, device=None) -> torch.Tensor:
@@ -275,3 +295,4 @@ from .fp8 import (  # noqa: E402,F401  (SwiGLU + FP8 blockwise 1x128, the norm-g
     swiglu_fp8, swiglu_fp8_backward)
 from .grouped import (  # noqa: E402,F401  (grouped SwiGLU over MoE experts, both formats)
     FP8ExpertViews, GroupedTensors, fp8_expert_views, swiglu_grouped, swiglu_grouped_backward)
+from .swiglu_autograd import swiglu_dequantized  # noqa: E402,F401  (SwiGLU under autograd)

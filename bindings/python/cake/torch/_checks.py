@@ -9,6 +9,7 @@ Two layers, in the order the real operators apply them:
 Rules on sizes are applied where the size is a plain int; a symbolic size (dynamic shapes) is
 left to the real call rather than guarded on here."""
 
+import ctypes
 import math
 
 import torch
@@ -137,10 +138,42 @@ def _shape_error(m, k, rule):
             f"({why})")
 
 
-def swiglu(op, inp, grad=None, orient=None, shape=MXFP8_SHAPE):
+def swiglu_variant(op, inp, activation, prob):
+    """The operators' own rules of the variant (bindings/torch/swiglu_common.cc): activation 0
+    (silu) or 1 (clamped); prob None or float32 [m] / [m, 1] on in's device."""
+    if activation not in (S.ACT_SILU, S.ACT_CLAMPED):
+        raise ValueError(f"cake {op}: activation {activation}: 0 (silu) or 1 (clamped)")
+    if prob is None:
+        return
+    m = inp.shape[0]
+    shape = tuple(prob.shape)
+    if shape not in ((m,), (m, 1)) or prob.dtype != torch.float32 or prob.device != inp.device:
+        raise ValueError(f"cake {op}: prob ({shape}, {prob.dtype}, {prob.device}) must be "
+                         f"float32 [m] or [m, 1] with m = {m} on {inp.device}")
+
+
+def _f32(v):
+    return ctypes.c_float(v).value  # the descriptor's float (a double beyond it: +-inf)
+
+
+def swiglu_variant_library(activation, alpha, limit):
+    """The library's rules of the variant (swiglu_check_variant, lib/api/swiglu_common.cc)."""
+    if activation != S.ACT_CLAMPED:
+        return
+    lim, a = _f32(limit), _f32(alpha)
+    if not lim > 0.0:
+        raise _invalid(f"desc->variant.limit = {lim:g}: the clamped activation needs a limit > 0 "
+                       "(not NaN)")
+    if not math.isfinite(a):
+        raise _invalid(f"desc->variant.alpha = {a:g}: the clamped activation needs a finite "
+                       "alpha")
+
+
+def swiglu(op, inp, grad=None, orient=None, shape=MXFP8_SHAPE, variant=None):
     """The SwiGLU rules (@p shape: the family's, MXFP8_SHAPE or FP8_SHAPE); @p orient (the
     operators' int argument) is checked where the operator checks it, between its own rules and
-    the library's. Returns the Orientation (None when @p orient is None)."""
+    the library's; @p variant (activation, alpha, limit, prob) after grad, its library rules
+    after the shape's. Returns the Orientation (None when @p orient is None)."""
     if inp.dim() != 2 or inp.shape[1] % 2:
         raise ValueError(f"cake {op}: in {tuple(inp.shape)} must be [m, 2k]")
     if inp.dtype != torch.bfloat16:
@@ -150,6 +183,8 @@ def swiglu(op, inp, grad=None, orient=None, shape=MXFP8_SHAPE):
         if grad.shape != (m, k) or grad.dtype != torch.bfloat16 or grad.device != inp.device:
             raise ValueError(f"cake {op}: grad ({tuple(grad.shape)}, {grad.dtype}) must be "
                              f"bfloat16 [m, k] = [{m}, {k}] on {inp.device}")
+    if variant is not None:
+        swiglu_variant(op, inp, variant[0], variant[3])
     parsed = None if orient is None else orientation(orient)
     if _known(m) and _known(k):
         if m <= 0 or k <= 0:
@@ -157,6 +192,8 @@ def swiglu(op, inp, grad=None, orient=None, shape=MXFP8_SHAPE):
         err = _shape_error(m, k, shape)
         if err is not None:
             raise _unsupported(err)
+    if variant is not None:
+        swiglu_variant_library(*variant[:3])
     return parsed
 
 
@@ -170,6 +207,12 @@ def dw_dtype(dw_mode, w):
         raise ValueError(f"cake normgate backward: dw_mode {dw_mode}: 0 (skip), 1 (bfloat16), "
                          "2 (float32), 3 (float16) or -1 (w's dtype)")
     return _DTYPES[dw_mode]
+
+
+def dprob(inp, backward, prob):
+    """The backwards' last output: FP32 [m] for a weighted call, else empty."""
+    return inp.new_empty((inp.shape[0] if backward and prob is not None else 0,),
+                         dtype=torch.float32)
 
 
 def swiglu_outputs(inp, orientation, backward, sizes):
@@ -199,10 +242,12 @@ def swiglu_fp8_outputs(inp, orientation, backward):
             inp.new_empty(((m + 127) // 128, o) if col else (0,), dtype=torch.float32))
 
 
-def swiglu_grouped(op, inp, grad, offs, fmt, orient, rule):
+def swiglu_grouped(op, inp, grad, offs, fmt, orient, rule, variant=(S.ACT_SILU, S.ALPHA,
+                                                                   S.LIMIT, None)):
     """The grouped SwiGLU operators' rules (bindings/torch/swiglu_grouped_ops.cc), then the
     library's (lib/api/swiglu_grouped.cc): in [T, 2k] bfloat16, format, orientation, scale
-    rule, grad, offs int32 [E] on in's device, E in range, T and k. Returns the Orientation."""
+    rule, grad, offs int32 [E] on in's device, the variant (activation, alpha, limit, prob:
+    prob [T]), E in range, T and k. Returns the Orientation."""
     if inp.dim() != 2 or inp.shape[1] % 2:
         raise ValueError(f"cake {op}: in {tuple(inp.shape)} must be [m, 2k]")
     if inp.dtype != torch.bfloat16:
@@ -219,6 +264,7 @@ def swiglu_grouped(op, inp, grad, offs, fmt, orient, rule):
     if offs.dim() != 1 or offs.dtype != torch.int32 or offs.device != inp.device:
         raise ValueError(f"cake {op}: offs ({tuple(offs.shape)}, {offs.dtype}) must be int32 "
                          f"[E] on {inp.device}")
+    swiglu_variant(op, inp, variant[0], variant[3])
     e = offs.shape[0]
     if _known(e) and not 1 <= e <= _cake.SWIGLU_GROUPED_MAX_EXPERTS:
         raise ValueError(f"cake {op}: offs holds {e} experts: 1 .. "
@@ -231,6 +277,7 @@ def swiglu_grouped(op, inp, grad, offs, fmt, orient, rule):
             (128, "the 1x128 scale block")
         if k % mult:
             raise _unsupported(f"desc->k = {k}: must be a multiple of {mult} ({why})")
+    swiglu_variant_library(*variant[:3])
     return parsed
 
 

@@ -52,55 +52,74 @@ def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group
     return x.new_empty(x.shape), _dz(z, x)
 
 
-def _swiglu(op, inp, grad, orientation):
+def _with_dprob(out, inp, grad, variant):
+    """The backwards' outputs end with dprob."""
+    return out if grad is None else tuple(out) + (_checks.dprob(inp, True, variant[3]),)
+
+
+def _swiglu(op, inp, grad, orientation, variant):
     _checks.device(op, inp, "in", ("grad", grad))
-    orient = _checks.swiglu(op, inp, grad, orientation)
+    orient = _checks.swiglu(op, inp, grad, orientation, variant=variant)
     m, k2 = inp.shape
     sizes = _cake.swiglu_mxfp8_expected_sizes(m, k2 // 2, grad is not None)
-    return _checks.swiglu_outputs(inp, orient, grad is not None, sizes)
+    return _with_dprob(_checks.swiglu_outputs(inp, orient, grad is not None, sizes), inp, grad,
+                       variant)
 
 
 @torch.library.register_fake("cake::swiglu_mxfp8_fwd")
-def _swiglu_fwd(inp, orientation, program=None):
-    return _swiglu("swiglu_mxfp8", inp, None, orientation)
+def _swiglu_fwd(inp, orientation, program=None, activation=S.ACT_SILU, alpha=S.ALPHA,
+                limit=S.LIMIT, prob=None):
+    return _swiglu("swiglu_mxfp8", inp, None, orientation, (activation, alpha, limit, prob))
 
 
 @torch.library.register_fake("cake::swiglu_mxfp8_bwd")
-def _swiglu_bwd(inp, grad, orientation, program=None):
-    return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation)
+def _swiglu_bwd(inp, grad, orientation, program=None, activation=S.ACT_SILU, alpha=S.ALPHA,
+                limit=S.LIMIT, prob=None):
+    return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation,
+                   (activation, alpha, limit, prob))
 
 
-def _swiglu_fp8(op, inp, grad, orientation, scale_rule):
-    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE)
+def _swiglu_fp8(op, inp, grad, orientation, scale_rule, variant):
+    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE, variant=variant)
     _checks.scale_rule(op, scale_rule)
-    return _checks.swiglu_fp8_outputs(inp, _cake.Orientation.parse(orientation), grad is not None)
+    out = _checks.swiglu_fp8_outputs(inp, _cake.Orientation.parse(orientation), grad is not None)
+    return _with_dprob(out, inp, grad, variant)
 
 
 @torch.library.register_fake("cake::swiglu_fp8_fwd")
-def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None):
-    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule)
+def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None, activation=S.ACT_SILU,
+                    alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule,
+                       (activation, alpha, limit, prob))
 
 
 @torch.library.register_fake("cake::swiglu_fp8_bwd")
-def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
-    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule)
+def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None, activation=S.ACT_SILU,
+                    alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule,
+                       (activation, alpha, limit, prob))
 
 
-def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule):
+def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule, variant):
     _checks.device(op, inp, "in", ("grad", grad), ("offs", offs))
-    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule)
-    return _checks.swiglu_grouped_outputs(inp, offs, format, orient, grad is not None)
+    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule,
+                                    variant)
+    out = _checks.swiglu_grouped_outputs(inp, offs, format, orient, grad is not None)
+    return _with_dprob(out, inp, grad, variant)
 
 
 @torch.library.register_fake("cake::swiglu_grouped_fwd")
-def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None):
-    return _swiglu_grouped("swiglu_grouped", inp, None, offs, format, orientation, scale_rule)
+def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None,
+                        activation=S.ACT_SILU, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return _swiglu_grouped("swiglu_grouped", inp, None, offs, format, orientation, scale_rule,
+                           (activation, alpha, limit, prob))
 
 
 @torch.library.register_fake("cake::swiglu_grouped_bwd")
-def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None):
+def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None,
+                        activation=S.ACT_SILU, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
     return _swiglu_grouped("swiglu_grouped backward", inp, grad, offs, format, orientation,
-                           scale_rule)
+                           scale_rule, (activation, alpha, limit, prob))
 
 
 @torch.library.register_fake("cake::normgate_fwd_quant")

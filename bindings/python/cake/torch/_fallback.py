@@ -199,10 +199,29 @@ def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group
     return dx, dz
 
 
-def _swiglu(op, inp, grad, orientation, program):
-    _checks.swiglu(op, inp, grad)
+def _set_variant(desc, inp, backward, variant):
+    """The descriptor's variant from (activation, alpha, limit, prob); returns what it points to
+    (prob as the kernel reads it, dprob: FP32 [rows] for a weighted backward, else empty)."""
+    activation, alpha, limit, prob = variant
+    v = desc.variant
+    v.activation, v.alpha, v.limit = activation, alpha, limit
+    dprob = _checks.dprob(inp, backward, prob)
+    if prob is not None:
+        prob = prob.contiguous()
+        v.weighted, v.p = 1, prob.data_ptr()
+        if backward:
+            v.dp = dprob.data_ptr()
+    return prob, dprob
+
+
+def _check_cuda_in(op, inp):
     if inp.device.type != "cuda":
         raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")
+
+
+def _swiglu(op, inp, grad, orientation, program, variant):
+    _checks.swiglu(op, inp, grad, variant=variant)
+    _check_cuda_in(op, inp)
     inp = _dense(inp)
     m, k2 = inp.shape
     orient = _cake.Orientation.parse(orientation)
@@ -211,28 +230,32 @@ def _swiglu(op, inp, grad, orientation, program):
     out = _checks.swiglu_outputs(inp, orient, backward, sizes)
     ptrs = [t.data_ptr() if t.numel() else None for t in out]
     desc = _cake.swiglu_mxfp8_desc(m, k2 // 2, orient, program)
+    _prob, dprob = _set_variant(desc, inp, backward, variant)
     h = handle(inp.device)
     if backward:
         h.swiglu_mxfp8_backward(desc, inp.data_ptr(), _dense(grad).data_ptr(), *ptrs,
                                 stream=_stream(inp.device))
-    else:
-        h.swiglu_mxfp8_forward(desc, inp.data_ptr(), *ptrs, stream=_stream(inp.device))
+        return out + (dprob,)
+    h.swiglu_mxfp8_forward(desc, inp.data_ptr(), *ptrs, stream=_stream(inp.device))
     return out
 
 
-def _swiglu_fwd(inp, orientation, program=None):
-    return _swiglu("swiglu_mxfp8", inp, None, orientation, program)
+def _swiglu_fwd(inp, orientation, program=None, activation=S.ACT_SILU, alpha=S.ALPHA,
+                limit=S.LIMIT, prob=None):
+    return _swiglu("swiglu_mxfp8", inp, None, orientation, program,
+                   (activation, alpha, limit, prob))
 
 
-def _swiglu_bwd(inp, grad, orientation, program=None):
-    return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation, program)
+def _swiglu_bwd(inp, grad, orientation, program=None, activation=S.ACT_SILU, alpha=S.ALPHA,
+                limit=S.LIMIT, prob=None):
+    return _swiglu("swiglu_mxfp8 backward", inp, grad, orientation, program,
+                   (activation, alpha, limit, prob))
 
 
-def _swiglu_fp8(op, inp, grad, orientation, scale_rule, program):
-    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE)
+def _swiglu_fp8(op, inp, grad, orientation, scale_rule, program, variant):
+    _checks.swiglu(op, inp, grad, shape=_checks.FP8_SHAPE, variant=variant)
     _checks.scale_rule(op, scale_rule)
-    if inp.device.type != "cuda":
-        raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")
+    _check_cuda_in(op, inp)
     inp = _dense(inp)
     m, k2 = inp.shape
     orient = _cake.Orientation.parse(orientation)
@@ -240,27 +263,32 @@ def _swiglu_fp8(op, inp, grad, orientation, scale_rule, program):
     out = _checks.swiglu_fp8_outputs(inp, orient, backward)
     ptrs = [t.data_ptr() if t.numel() else None for t in out]
     desc = _cake.swiglu_fp8_desc(m, k2 // 2, orient, scale_rule, program)
+    _prob, dprob = _set_variant(desc, inp, backward, variant)
     h = handle(inp.device)
     if backward:
         h.swiglu_fp8_backward(desc, inp.data_ptr(), _dense(grad).data_ptr(), *ptrs,
                               stream=_stream(inp.device))
-    else:
-        h.swiglu_fp8_forward(desc, inp.data_ptr(), *ptrs, stream=_stream(inp.device))
+        return out + (dprob,)
+    h.swiglu_fp8_forward(desc, inp.data_ptr(), *ptrs, stream=_stream(inp.device))
     return out
 
 
-def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None):
-    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule, program)
+def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None, activation=S.ACT_SILU,
+                    alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return _swiglu_fp8("swiglu_fp8", inp, None, orientation, scale_rule, program,
+                       (activation, alpha, limit, prob))
 
 
-def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None):
-    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule, program)
+def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None, activation=S.ACT_SILU,
+                    alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return _swiglu_fp8("swiglu_fp8 backward", inp, grad, orientation, scale_rule, program,
+                       (activation, alpha, limit, prob))
 
 
-def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule, program):
-    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule)
-    if inp.device.type != "cuda":
-        raise ValueError(f"cake {op}: in is on {inp.device}; Cake runs on CUDA tensors")
+def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule, program, variant):
+    orient = _checks.swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule,
+                                    variant)
+    _check_cuda_in(op, inp)
     inp, offs = _dense(inp), _dense(offs)
     t, k2 = inp.shape
     backward = grad is not None
@@ -269,24 +297,28 @@ def _swiglu_grouped(op, inp, grad, offs, format, orientation, scale_rule, progra
     e = offs.shape[0]
     desc = (_cake.swiglu_mxfp8_grouped_desc(t, k2 // 2, e, orient, program) if format == 2 else
             _cake.swiglu_fp8_grouped_desc(t, k2 // 2, e, orient, scale_rule, program))
+    _prob, dprob = _set_variant(desc, inp, backward, variant)
     h = handle(inp.device)
     if backward:
+        dprob.zero_()  # the tokens of no expert get no dp from the library: their gradient is 0
         h.swiglu_grouped_backward(desc, inp.data_ptr(), _dense(grad).data_ptr(), offs.data_ptr(),
                                   *ptrs[:4], status=ptrs[4], stream=_stream(inp.device))
-    else:
-        h.swiglu_grouped_forward(desc, inp.data_ptr(), offs.data_ptr(), *ptrs[:4],
-                                 status=ptrs[4], stream=_stream(inp.device))
+        return out + (dprob,)
+    h.swiglu_grouped_forward(desc, inp.data_ptr(), offs.data_ptr(), *ptrs[:4],
+                             status=ptrs[4], stream=_stream(inp.device))
     return out
 
 
-def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None):
+def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None,
+                        activation=S.ACT_SILU, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
     return _swiglu_grouped("swiglu_grouped", inp, None, offs, format, orientation, scale_rule,
-                           program)
+                           program, (activation, alpha, limit, prob))
 
 
-def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None):
+def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None,
+                        activation=S.ACT_SILU, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
     return _swiglu_grouped("swiglu_grouped backward", inp, grad, offs, format, orientation,
-                           scale_rule, program)
+                           scale_rule, program, (activation, alpha, limit, prob))
 
 
 def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,

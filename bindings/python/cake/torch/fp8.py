@@ -24,6 +24,8 @@ import torch
 
 import cake as _cake
 
+from . import _schemas as S, _variant
+
 __all__ = ["FP8Tensors", "swiglu_fp8", "swiglu_fp8_backward", "quantize_fp8_blockwise",
            "dequantize_fp8_blockwise", "NormgateFP8", "normgate_fp8"]
 
@@ -52,30 +54,39 @@ def _rule(pow2_scales) -> int:
 
 
 def swiglu_fp8(inp: torch.Tensor, orientation="rowwise", pow2_scales=False,
-               program: Optional[str] = None) -> FP8Tensors:
-    """Forward: Y = bf16(silu(in[:, :k]) * in[:, k:]) (the MXFP8 family's Y, bit for bit)
+               program: Optional[str] = None, *, activation: str = "silu",
+               alpha: float = S.ALPHA, limit: float = S.LIMIT,
+               prob: Optional[torch.Tensor] = None) -> FP8Tensors:
+    """Forward: Y = bf16(act(in[:, :k], in[:, k:])) (the MXFP8 family's Y, bit for bit)
     quantized to FP8 blockwise 1x128 (O = k).
 
     orientation: "rowwise" (blocks along Y's columns: the next GEMM's A), "colwise" (Y^T
     [k, m], blocks along m: the weight-gradient GEMM's A) or "both"; pow2_scales: False for
-    s = amax / 448, True for s = 2^ceil(log2(amax / 448)) (UE8M0-compatible). Not
-    differentiable."""
+    s = amax / 448, True for s = 2^ceil(log2(amax / 448)) (UE8M0-compatible). activation,
+    alpha, limit, prob: the variant, as cake.torch.swiglu_mxfp8 takes it. Not differentiable."""
     from . import _call  # the lead's error translation of the cake:: operators
 
     orient = _cake.Orientation.parse(orientation)
+    v = _variant.args("swiglu_fp8", activation, alpha, limit, prob)
     return _wrap(_call(torch.ops.cake.swiglu_fp8_fwd.default, inp, int(orient),
-                       _rule(pow2_scales), program), orient)
+                       _rule(pow2_scales), program, *v), orient)
 
 
 def swiglu_fp8_backward(inp: torch.Tensor, grad: torch.Tensor, orientation="rowwise",
-                        pow2_scales=False, program: Optional[str] = None) -> FP8Tensors:
+                        pow2_scales=False, program: Optional[str] = None, *,
+                        activation: str = "silu", alpha: float = S.ALPHA,
+                        limit: float = S.LIMIT, prob: Optional[torch.Tensor] = None):
     """Backward: [dgate | dup] (BF16 [m, 2k] from in and grad = dL/dY [m, k], the MXFP8
-    family's bits) quantized to FP8 blockwise 1x128 (O = 2k)."""
+    family's bits) quantized to FP8 blockwise 1x128 (O = 2k). With prob: (FP8Tensors, dprob),
+    dprob = dL/dprob in prob's shape."""
     from . import _call
 
     orient = _cake.Orientation.parse(orientation)
-    return _wrap(_call(torch.ops.cake.swiglu_fp8_bwd.default, inp, grad, int(orient),
-                       _rule(pow2_scales), program), orient)
+    v = _variant.args("swiglu_fp8 backward", activation, alpha, limit, prob)
+    out = _call(torch.ops.cake.swiglu_fp8_bwd.default, inp, grad, int(orient),
+                _rule(pow2_scales), program, *v)
+    q = _wrap(out[:4], orient)
+    return q if prob is None else (q, _variant.dprob_like(out[4], prob))
 
 
 _FLOOR = 448.0 * 2.0 ** -126  # the spec's amax floor: s >= 2^-126

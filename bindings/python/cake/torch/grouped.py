@@ -23,6 +23,8 @@ import torch
 
 import cake as _cake
 
+from . import _schemas as S, _variant
+
 __all__ = ["GroupedTensors", "FP8ExpertViews", "swiglu_grouped", "swiglu_grouped_backward",
            "fp8_expert_views"]
 
@@ -55,31 +57,41 @@ def _wrap(out, orient, out_cols) -> GroupedTensors:
 
 
 def swiglu_grouped(inp: torch.Tensor, offs: torch.Tensor, format="mxfp8", orientation="rowwise",
-                   pow2_scales=False, program: Optional[str] = None) -> GroupedTensors:
-    """Forward: each expert's rows of Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized, O = k.
+                   pow2_scales=False, program: Optional[str] = None, *,
+                   activation: str = "silu", alpha: float = S.ALPHA, limit: float = S.LIMIT,
+                   prob: Optional[torch.Tensor] = None) -> GroupedTensors:
+    """Forward: each expert's rows of Y = bf16(act(in[:, :k], in[:, k:])) quantized, O = k.
 
     format: "mxfp8" or "fp8_blockwise"; orientation: "rowwise", "colwise" or "both"
     (colwise blocks run along each expert's own rows); pow2_scales: FP8 blockwise power-of-two
-    scales. Not differentiable."""
+    scales. activation, alpha, limit: as cake.torch.swiglu_mxfp8 takes them; prob: None or the
+    router probability of each token, CUDA float32 [T] or [T, 1]. Not differentiable."""
     from . import _call
 
     orient = _cake.Orientation.parse(orientation)
     rule = int(_cake.Fp8ScaleRule.parse(pow2_scales))
+    v = _variant.args("swiglu_grouped", activation, alpha, limit, prob)
     return _wrap(_call(torch.ops.cake.swiglu_grouped_fwd.default, inp, offs, _format(format),
-                       int(orient), rule, program), orient, inp.shape[1] // 2)
+                       int(orient), rule, program, *v), orient, inp.shape[1] // 2)
 
 
 def swiglu_grouped_backward(inp: torch.Tensor, grad: torch.Tensor, offs: torch.Tensor,
                             format="mxfp8", orientation="rowwise", pow2_scales=False,
-                            program: Optional[str] = None) -> GroupedTensors:
+                            program: Optional[str] = None, *, activation: str = "silu",
+                            alpha: float = S.ALPHA, limit: float = S.LIMIT,
+                            prob: Optional[torch.Tensor] = None):
     """Backward: each expert's rows of [dgate | dup] (from in and grad = dL/dY [T, k])
-    quantized, O = 2k."""
+    quantized, O = 2k. With prob: (GroupedTensors, dprob), dprob = dL/dprob in prob's shape (0
+    for the tokens of no expert)."""
     from . import _call
 
     orient = _cake.Orientation.parse(orientation)
     rule = int(_cake.Fp8ScaleRule.parse(pow2_scales))
-    return _wrap(_call(torch.ops.cake.swiglu_grouped_bwd.default, inp, grad, offs,
-                       _format(format), int(orient), rule, program), orient, inp.shape[1])
+    v = _variant.args("swiglu_grouped backward", activation, alpha, limit, prob)
+    out = _call(torch.ops.cake.swiglu_grouped_bwd.default, inp, grad, offs, _format(format),
+                int(orient), rule, program, *v)
+    g = _wrap(out[:5], orient, inp.shape[1])
+    return g if prob is None else (g, _variant.dprob_like(out[5], prob))
 
 
 class FP8ExpertViews(NamedTuple):

@@ -39,6 +39,8 @@ What each operator accepts (per mesh dimension; a 2-D mesh combines them):
                   each 128-row tile of O). That is the layout a row-sharded MXFP8 GEMM wants
                   (each rank multiplies its own block); colwise_scales_to_global() permutes it
                   to the unsharded layout (a reshape and transpose of 512-byte tiles).
+                  prob (the weighted SwiGLU's, one value a row) is placed as in, and the
+                  backward's dprob as its rows.
 
 A new operator brings its rule as one function decorated with @rule("cake::name"): it gets
 the operator's arguments (DTensorSpec for tensors) and returns (outputs, inputs) placement lists
@@ -215,18 +217,21 @@ def _normgate_bwd_accumulate(dy, x, z, w, dw, eps, gate, gate_before_norm, group
 _SCALE_TILE = 128  # rows of one swizzled scale tile (docs/spec/swiglu-mxfp8.md)
 
 
-def _swiglu(inp, orientation, backward):
+def _swiglu(inp, orientation, backward, prob=None):
+    """(outputs, [in's placement, prob's]) pairs; a backward's outputs end with dprob."""
     row = bool(orientation & 1)
     col = bool(orientation & 2)
     m = inp.shape[0]
-    e = _R  # the placement of an orientation's empty placeholders
-    out = [([_R, _R, _R, _R], [_R])]
+    e = _R  # the placement of an orientation's empty placeholders (and of an empty dprob)
+    dp = [_R] if backward else []
+    out = [([_R, _R, _R, _R] + dp, [_R, None if prob is None else _R])]
     # Every shard's rows must be whole scale tiles (checked against the whole mesh: a shard on
-    # part of it then has whole tiles too).
+    # part of it then has whole tiles too). prob (and dprob) has one value a row: sharded as in.
     if m % (_SCALE_TILE * inp.mesh.size()) == 0:
         s = Shard(0)
-        out.append(([s if row else e, s if row else e, Shard(1) if col else e, s if col else e],
-                    [s]))
+        dp = ([e if prob is None else s] if backward else [])
+        out.append(([s if row else e, s if row else e, Shard(1) if col else e, s if col else e]
+                    + dp, [s, None if prob is None else s]))
     return out
 
 
@@ -245,13 +250,17 @@ def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
 
 
 @rule("cake::swiglu_mxfp8_fwd")
-def _swiglu_fwd(inp, orientation, program=None):
-    return [(o, i + [None, None]) for o, i in _swiglu(inp, orientation, False)]
+def _swiglu_fwd(inp, orientation, program=None, activation=0, alpha=S.ALPHA, limit=S.LIMIT,
+                prob=None):
+    return [(o, [i, None, None, None, None, None, p])
+            for o, (i, p) in _swiglu(inp, orientation, False, prob)]
 
 
 @rule("cake::swiglu_mxfp8_bwd")
-def _swiglu_bwd(inp, grad, orientation, program=None):
-    return [(o, i + i + [None, None]) for o, i in _swiglu(inp, orientation, True)]
+def _swiglu_bwd(inp, grad, orientation, program=None, activation=0, alpha=S.ALPHA,
+                limit=S.LIMIT, prob=None):
+    return [(o, [i, i, None, None, None, None, None, p])
+            for o, (i, p) in _swiglu(inp, orientation, True, prob)]
 
 
 _register_when_dtensor_loads()
