@@ -18,6 +18,10 @@
 //                                                             [O/128, m]), col_q, scale_rule,
 //                                                             col_s ([m/128, O])  program
 //   cake_jax_swiglu_fp8_bwd      in, grad                  -> the same, O = 2k
+//   cake_jax_swiglu_{mxfp8,fp8}_variant_{fwd,bwd}: the four above with the variant
+//     (docs/spec/swiglu-mxfp8.md, "Variants"): the same operands then, optionally, prob (F32
+//     [m], the weighted SwiGLU's), the same results then, for a weighted backward, dprob (F32
+//     [m]); the same attributes and activation (s32), alpha (f32), limit (f32)
 //   cake_jax_normgate_fwd_quant  x, z, w (BF16 [..., d])   -> q (E4M3, rows * d   eps, format,
 //                                                             values), q_scale    scale_rule,
 //                                                             (FP32 or U8), y     heads, program
@@ -42,6 +46,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -452,12 +457,52 @@ ffi::Error call_entry(Fn fn, const std::string &name, Args... args) {
   return ffi::Error::Success();
 }
 
+// The variant of a call: the attributes, prob (NULL: unweighted) and the backward's dprob.
+struct SwigluVariantArgs {
+  int32_t activation;
+  float alpha, limit;
+  const ffi::AnyBuffer *prob;
+  ffi::Result<ffi::AnyBuffer> *dprob;
+};
+
+// Sets @p desc's variant; prob and dprob must be F32 [m]. A library whose descriptor ends
+// before the variant (an older libcake.so) would run the plain SwiGLU: refused instead.
+template <class Desc>
+ffi::Error apply_variant(const char *name, bool backward, int64_t m, const SwigluVariantArgs &v,
+                         Desc *desc) {
+  if (desc->struct_size < sizeof(Desc)) {
+    return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                      std::string("cake_jax ") + name +
+                          ": this libcake.so predates the SwiGLU variants (its descriptor has " +
+                          std::to_string(desc->struct_size) + " bytes); use a newer libcake");
+  }
+  desc->variant.activation = static_cast<cake_swiglu_activation_t>(v.activation);
+  desc->variant.alpha = v.alpha;
+  desc->variant.limit = v.limit;
+  if (v.prob == nullptr) return ffi::Error::Success();
+  const auto f32_m = [m](ffi::DataType t, size_t n) { return t == ffi::F32 && n == size_t(m); };
+  if (!f32_m(v.prob->element_type(), v.prob->element_count())) {
+    return ffi::Error::InvalidArgument(std::string("cake_jax ") + name +
+                                       ": prob must be F32 [m] = [" + std::to_string(m) + "]");
+  }
+  desc->variant.weighted = 1;
+  desc->variant.p = static_cast<const float *>(v.prob->untyped_data());
+  if (!backward) return ffi::Error::Success();
+  if (v.dprob == nullptr || !f32_m((*v.dprob)->element_type(), (*v.dprob)->element_count())) {
+    return ffi::Error::InvalidArgument(std::string("cake_jax ") + name +
+                                       " backward: a weighted call returns dprob, F32 [m] = [" +
+                                       std::to_string(m) + "]");
+  }
+  desc->variant.dp = static_cast<float *>((*v.dprob)->untyped_data());
+  return ffi::Error::Success();
+}
+
 template <class F>
 ffi::Error SwigluCall(bool backward, cudaStream_t stream, int32_t device, BF16Buffer in,
                       const BF16Buffer *grad, ffi::Result<ffi::AnyBuffer> row_q,
                       ffi::Result<ffi::AnyBuffer> row_s, ffi::Result<ffi::AnyBuffer> col_q,
                       ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation, int32_t scale_rule,
-                      std::string_view program) {
+                      std::string_view program, const SwigluVariantArgs *variant = nullptr) {
   const std::string cake_name = std::string("cake_") + F::kName;
   auto dims = in.dimensions();
   if (dims.size() != 2 || dims[1] % 2 != 0) {
@@ -480,6 +525,11 @@ ffi::Error SwigluCall(bool backward, cudaStream_t stream, int32_t device, BF16Bu
   desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
   F::set_scale_rule(&desc, scale_rule);
   desc.program = program_or_null(program, &name);
+  if (variant != nullptr) {
+    if (ffi::Error e = apply_variant(F::kName, backward, m, *variant, &desc); e.failure()) {
+      return e;
+    }
+  }
   if (backward) {
     return call_entry(F::backward(), cake_name + "_backward", *h, &desc, in.untyped_data(),
                       grad->untyped_data(), data_or_null(row_q), data_or_null(row_s),
@@ -522,6 +572,68 @@ ffi::Error SwigluFp8Backward(cudaStream_t stream, int32_t device, BF16Buffer in,
                                orientation, scale_rule, program);
 }
 
+// The variant handlers: the plain ones' operands, results and attributes, then prob (optional
+// operand), dprob (optional result, a weighted backward's) and the variant's attributes.
+using OptionalBuffer = std::optional<ffi::AnyBuffer>;
+using OptionalResult = std::optional<ffi::Result<ffi::AnyBuffer>>;
+
+SwigluVariantArgs variant_args(const OptionalBuffer &prob, OptionalResult *dprob,
+                               int32_t activation, float alpha, float limit) {
+  return {activation, alpha, limit, prob.has_value() ? &*prob : nullptr,
+          dprob != nullptr && dprob->has_value() ? &**dprob : nullptr};
+}
+
+ffi::Error SwigluVariantForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                OptionalBuffer prob, ffi::Result<ffi::AnyBuffer> row_q,
+                                ffi::Result<ffi::AnyBuffer> row_s,
+                                ffi::Result<ffi::AnyBuffer> col_q,
+                                ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation,
+                                std::string_view program, int32_t activation, float alpha,
+                                float limit) {
+  const SwigluVariantArgs v = variant_args(prob, nullptr, activation, alpha, limit);
+  return SwigluCall<Mxfp8Family>(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s,
+                                 orientation, 0, program, &v);
+}
+
+ffi::Error SwigluVariantBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                 BF16Buffer grad, OptionalBuffer prob,
+                                 ffi::Result<ffi::AnyBuffer> row_q,
+                                 ffi::Result<ffi::AnyBuffer> row_s,
+                                 ffi::Result<ffi::AnyBuffer> col_q,
+                                 ffi::Result<ffi::AnyBuffer> col_s, OptionalResult dprob,
+                                 int32_t orientation, std::string_view program,
+                                 int32_t activation, float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, &dprob, activation, alpha, limit);
+  return SwigluCall<Mxfp8Family>(true, stream, device, in, &grad, row_q, row_s, col_q, col_s,
+                                 orientation, 0, program, &v);
+}
+
+ffi::Error SwigluFp8VariantForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                   OptionalBuffer prob, ffi::Result<ffi::AnyBuffer> row_q,
+                                   ffi::Result<ffi::AnyBuffer> row_s,
+                                   ffi::Result<ffi::AnyBuffer> col_q,
+                                   ffi::Result<ffi::AnyBuffer> col_s, int32_t orientation,
+                                   int32_t scale_rule, std::string_view program,
+                                   int32_t activation, float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, nullptr, activation, alpha, limit);
+  return SwigluCall<Fp8Family>(false, stream, device, in, nullptr, row_q, row_s, col_q, col_s,
+                               orientation, scale_rule, program, &v);
+}
+
+ffi::Error SwigluFp8VariantBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                    BF16Buffer grad, OptionalBuffer prob,
+                                    ffi::Result<ffi::AnyBuffer> row_q,
+                                    ffi::Result<ffi::AnyBuffer> row_s,
+                                    ffi::Result<ffi::AnyBuffer> col_q,
+                                    ffi::Result<ffi::AnyBuffer> col_s, OptionalResult dprob,
+                                    int32_t orientation, int32_t scale_rule,
+                                    std::string_view program, int32_t activation, float alpha,
+                                    float limit) {
+  const SwigluVariantArgs v = variant_args(prob, &dprob, activation, alpha, limit);
+  return SwigluCall<Fp8Family>(true, stream, device, in, &grad, row_q, row_s, col_q, col_s,
+                               orientation, scale_rule, program, &v);
+}
+
 }  // namespace
 
 // ---- exported handlers -------------------------------------------------------------------
@@ -535,6 +647,10 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_bwd(XLA_FFI_CallFrame *call
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_bwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_normgate_fwd_quant(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_variant_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_variant_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_variant_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_variant_bwd(XLA_FFI_CallFrame *call_frame);
 
 // Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
 // gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
@@ -587,6 +703,39 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_fwd, SwigluFp8Forward,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_bwd, SwigluFp8Backward,
                               CAKE_JAX_SWIGLU_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(),
                                                       .Attr<int32_t>("scale_rule")));
+
+// The variant handlers' binding: CAKE_JAX_SWIGLU_BINDING's with prob after the operands,
+// dprob after the results (both optional: absent for an unweighted call, dprob for a forward)
+// and the variant's attributes last.
+#define CAKE_JAX_SWIGLU_VARIANT_BINDING(args, rets, attrs)                                    \
+  ffi::Ffi::Bind()                                                                            \
+      .Ctx<ffi::PlatformStream<cudaStream_t>>()                                               \
+      .Ctx<ffi::DeviceOrdinal>() args                                                         \
+      .OptionalArg<ffi::AnyBuffer>()                                                          \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>() rets                                                             \
+      .Attr<int32_t>("orientation") attrs                                                     \
+      .Attr<std::string_view>("program")                                                      \
+      .Attr<int32_t>("activation")                                                            \
+      .Attr<float>("alpha")                                                                   \
+      .Attr<float>("limit")
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_variant_fwd, SwigluVariantForward,
+                              CAKE_JAX_SWIGLU_VARIANT_BINDING(.Arg<BF16Buffer>(), , ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_variant_bwd, SwigluVariantBackward,
+                              CAKE_JAX_SWIGLU_VARIANT_BINDING(.Arg<BF16Buffer>()
+                                                                  .Arg<BF16Buffer>(),
+                                                              .OptionalRet<ffi::AnyBuffer>(), ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_variant_fwd, SwigluFp8VariantForward,
+                              CAKE_JAX_SWIGLU_VARIANT_BINDING(.Arg<BF16Buffer>(), ,
+                                                              .Attr<int32_t>("scale_rule")));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_variant_bwd, SwigluFp8VariantBackward,
+                              CAKE_JAX_SWIGLU_VARIANT_BINDING(.Arg<BF16Buffer>()
+                                                                  .Arg<BF16Buffer>(),
+                                                              .OptionalRet<ffi::AnyBuffer>(),
+                                                              .Attr<int32_t>("scale_rule")));
 
 // x, z, w (BF16), then q (F8E4M3FN), q_scale (F32 for FP8 blockwise, U8 for MXFP8), y (BF16,
 // empty when not asked for); every attribute required (the Python module passes all of them).
@@ -674,6 +823,9 @@ CAKE_JAX_EXPORT cake_status_t cake_jax_normgate_workspace_size_ex(
 /// 1: the normgate handlers read the gate, gate_before_norm and group_size attributes and take
 /// BF16, F16 and F32 operands (the Python module checks this before passing a variant).
 CAKE_JAX_EXPORT int cake_jax_normgate_variants(void) { return 1; }
+
+/// 1: the cake_jax_swiglu_*_variant_* handlers are here (the SwiGLU variants).
+CAKE_JAX_EXPORT int cake_jax_swiglu_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
 /// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward,
