@@ -6,6 +6,9 @@
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
     f = cake_jax.swiglu_fp8(inp, "rowwise", "pow2")   # FP8 blockwise 1x128 (Hopper GEMMs)
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
+    q = cake_jax.swiglu_mxfp8(inp, activation="clamped", prob=p)    # gpt-oss, router-weighted
+    g, dp = cake_jax.swiglu_mxfp8_backward(inp, grad, activation="clamped", prob=p)
+    y = cake_jax.swiglu_dequantized(inp, "mxfp8", prob=p)  # jax.custom_vjp: grad of inp and p
     n = cake_jax.normgate_fp8(x, z, w)                # norm-gate y as FP8 blockwise (or MXFP8)
 
 Under jit over a mesh the ops partition on rows (cake_jax._partition: custom_partitioning with
@@ -51,6 +54,7 @@ __all__ = [
     "swiglu_mxfp8_backward",
     "swiglu_fp8",
     "swiglu_fp8_backward",
+    "swiglu_dequantized",
     "normgate_fp8",
     "MXFP8Arrays",
     "FP8BlockwiseArrays",
@@ -72,6 +76,10 @@ TARGETS = {
     "cake_swiglu_fp8_fwd": "cake_jax_swiglu_fp8_fwd",
     "cake_swiglu_fp8_bwd": "cake_jax_swiglu_fp8_bwd",
     "cake_normgate_fwd_quant": "cake_jax_normgate_fwd_quant",
+    "cake_swiglu_mxfp8_variant_fwd": "cake_jax_swiglu_mxfp8_variant_fwd",
+    "cake_swiglu_mxfp8_variant_bwd": "cake_jax_swiglu_mxfp8_variant_bwd",
+    "cake_swiglu_fp8_variant_fwd": "cake_jax_swiglu_fp8_variant_fwd",
+    "cake_swiglu_fp8_variant_bwd": "cake_jax_swiglu_fp8_variant_bwd",
 }
 _OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3,
         "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5, "normgate_fwd_quant": 6}
@@ -541,9 +549,10 @@ class _SwigluFamily(NamedTuple):
     scale_sizes: Callable  # (m, o) -> (factor, size) pairs the shapes alone do not fix
     unfold_scales: Callable  # (row_s, col_s, n, m, o) -> per-batch-element row_s, col_s
     public_scales: Callable  # (row_s, col_s) of the op -> those the caller gets
+    variant_targets: tuple = ()  # (forward, backward) with the variant's operands and attributes
 
-    def target(self, backward):
-        return self.targets[1 if backward else 0]
+    def target(self, backward, variant=False):
+        return (self.variant_targets if variant else self.targets)[1 if backward else 0]
 
 
 def _mxfp8_scale_results(m, o, row, col):
@@ -568,7 +577,8 @@ _MXFP8 = _SwigluFamily(
     lambda row, col: ("(m r)", "(m s)", "m"),
     lambda m, o: (("r", _cake.swiglu_mxfp8_expected_sizes(m, o, False).row_s_bytes // m),
                   ("s", _cake.swiglu_mxfp8_expected_sizes(m, o, False).col_s_bytes // m)),
-    _mxfp8_unfold, lambda rs, cs: (rs, cs))
+    _mxfp8_unfold, lambda rs, cs: (rs, cs),
+    ("cake_swiglu_mxfp8_variant_fwd", "cake_swiglu_mxfp8_variant_bwd"))
 
 
 def _fp8_scale_results(m, o, row, col):
@@ -611,7 +621,7 @@ _FP8 = _SwigluFamily(
     lambda rows, row, col: ((None, rows), (rows, None)),
     lambda row, col: ("b m", "m s", "m"),
     lambda m, o: (),
-    _fp8_unfold, _fp8_scales)
+    _fp8_unfold, _fp8_scales, ("cake_swiglu_fp8_variant_fwd", "cake_swiglu_fp8_variant_bwd"))
 
 
 def _swiglu_results(fam, m, k, orient, backward):
@@ -642,24 +652,32 @@ def _check_swiglu(fam, inp, grad):
                              f"{fam.multiple} ({fam.why_multiple})")
 
 
-def _swiglu_local(fam, backward, orient, attrs, inp, grad):
+def _swiglu_local(fam, backward, orient, attrs, weighted, inp, *rest):
+    """One call on one device's operands: in, then grad (backward), then prob (weighted); the
+    outputs asked for, then a weighted backward's dprob."""
     m, k = inp.shape[0], inp.shape[1] // 2
     results, row, col = _swiglu_results(fam, m, k, orient, backward)
-    args = (inp,) if grad is None else (inp, grad)
-    out = _ffi(fam.target(backward), results, args, orientation=np.int32(int(orient)),
-               **dict(attrs))
-    return tuple(o for o, keep in zip(out, (row, row, col, col)) if keep)
+    keep = (row, row, col, col)
+    if weighted and backward:
+        results, keep = results + (((m,), jnp.float32),), keep + (True,)
+    variant = any(name == "activation" for name, _ in attrs)
+    out = _ffi(fam.target(backward, variant), results, (inp,) + rest, orientation=np.int32(
+        int(orient)), **dict(attrs))
+    return tuple(o for o, k_ in zip(out, keep) if k_)
 
 
 @functools.lru_cache(maxsize=None)
-def _swiglu_op(fam, backward, orient, attrs, sizes):
+def _swiglu_op(fam, backward, orient, attrs, sizes, weighted=False):
     """The partitioned, batched op of one family, direction, orientation and attributes
-    (((name, value), ...): program, scale rule); sizes: the Shardy rule's factor sizes."""
+    (((name, value), ...): program, scale rule, the variant's); sizes: the Shardy rule's factor
+    sizes; weighted: prob is the last operand (one value a row, sharded as in) and a backward's
+    last result dprob (likewise)."""
     row = bool(orient & _cake.Orientation.ROWWISE)
     col = bool(orient & _cake.Orientation.COLWISE)
+    dprob = weighted and backward
 
-    def local(axes, mesh, inp, *grad):
-        return _swiglu_local(fam, backward, orient, attrs, inp, grad[0] if backward else None)
+    def local(axes, mesh, inp, *rest):
+        return _swiglu_local(fam, backward, orient, attrs, weighted, inp, *rest)
 
     def shardings(mesh, spec, arg_shapes):
         m = arg_shapes[0].shape[0]
@@ -669,12 +687,15 @@ def _swiglu_op(fam, backward, orient, attrs, sizes):
         spec = (rows, None)
         rs, cs = fam.scale_specs(rows, row, col)
         res = ([(rows, None), rs] if row else []) + ([(None, rows), cs] if col else [])
-        return spec, [spec] * (2 if backward else 1), res
+        args = [spec] * (2 if backward else 1) + ([(rows,)] if weighted else [])
+        return spec, args, res + ([(rows,)] if dprob else [])
 
     # Factors: the rows of in, c its columns, g grad's, o the output's columns.
     rs, cs, m_f = fam.scale_factors(row, col)
     outs = ([f"{m_f} o", rs] if row else []) + ([f"o {m_f}", cs] if col else [])
-    rule = (f"{m_f} c, {m_f} g" if backward else f"{m_f} c") + " -> " + ", ".join(outs)
+    outs += [m_f] if dprob else []
+    ins = (f"{m_f} c, {m_f} g" if backward else f"{m_f} c") + (f", {m_f}" if weighted else "")
+    rule = ins + " -> " + ", ".join(outs)
     # Sizes are given for the factors that appear only inside compound dimensions (JAX's rule).
     whole = set(re.sub(r"\([^)]*\)", " ", rule.replace(",", " ").replace("->", " ")).split())
     compound = set(" ".join(re.findall(r"\(([^)]*)\)", rule)).split())
@@ -694,36 +715,90 @@ def _swiglu_op(fam, backward, orient, attrs, sizes):
         flat = [a.reshape((n * m,) + a.shape[2:]) for a in full]
         o = flat[0].shape[1] // 2 * (2 if backward else 1)
         out = list(_swiglu_op(fam, backward, orient, attrs,
-                              tuple(fam.scale_sizes(n * m, o)))(*flat))
+                              tuple(fam.scale_sizes(n * m, o)), weighted)(*flat))
         rq, rs = (out.pop(0), out.pop(0)) if row else (None, None)
         cq, cs = (out.pop(0), out.pop(0)) if col else (None, None)
         rs, cs = fam.unfold_scales(rs, cs, n, m, o)
         res = ([rq.reshape(n, m, -1), rs] if row else [])
         res += ([cq.reshape(o, n, m).transpose(1, 0, 2), cs] if col else [])
+        res += [out.pop(0).reshape(n, m)] if dprob else []
         return tuple(res), tuple(True for _ in res)
 
     return _partition.batched(op, fold)
 
 
-def _swiglu(fam, backward, inp, grad, orientation, program, **attrs):
+#: cake_swiglu_activation_t
+_ACTIVATIONS = {"silu": 0, "clamped": 1}
+#: The clamped activation's defaults (gpt-oss's; swiglu_variant_defaults in libcake).
+SWIGLU_ALPHA, SWIGLU_LIMIT = 1.702, 7.0
+#: The shim has the variant handlers; libcake.so's SwiGLU descriptors end with the variant.
+_SHIM_SWIGLU_VARIANTS = hasattr(_shim, "cake_jax_swiglu_variants")
+
+
+def _lib_swiglu_variants() -> bool:
+    return ctypes.sizeof(_cake_lib.SwigluMxfp8Desc) <= _cake.swiglu_mxfp8_desc(32, 32).struct_size
+
+
+def _f32(v) -> float:
+    return ctypes.c_float(v).value  # the descriptor's float (a double beyond it: +-inf)
+
+
+def _variant_attrs(fam, backward, inp, activation, alpha, limit, prob):
+    """The variant's attributes (empty for the plain SwiGLU) after the trace-time checks, with
+    Cake's words: the activation's name, prob float32 [m] or [m, 1], the library's rules on
+    alpha and limit, and a shim and libcake.so that have the variants."""
+    op = fam.name + (" backward" if backward else "")
+    if activation == "silu" and prob is None:
+        return ()
+    act = _ACTIVATIONS.get(activation) if isinstance(activation, str) else None
+    if act is None:
+        raise ValueError(f"cake_jax {op}: activation {activation!r}: 'silu' or 'clamped'")
+    if prob is not None:
+        m = inp.shape[0]
+        if tuple(prob.shape) not in ((m,), (m, 1)) or prob.dtype != jnp.float32:
+            raise ValueError(f"cake_jax {op}: prob {tuple(prob.shape)} {prob.dtype} must be "
+                             f"float32 [m] or [m, 1] with m = {m}")
+    from cake.errors import Status
+
+    a, lim = _f32(alpha), _f32(limit)
+    if act == 1 and not lim > 0.0:
+        raise _library_error(Status.INVALID_ARGUMENT, f"desc->variant.limit = {lim:g}: the "
+                             "clamped activation needs a limit > 0 (not NaN)")
+    if act == 1 and not np.isfinite(a):
+        raise _library_error(Status.INVALID_ARGUMENT, f"desc->variant.alpha = {a:g}: the "
+                             "clamped activation needs a finite alpha")
+    if not (_SHIM_SWIGLU_VARIANTS and _lib_swiglu_variants()):
+        raise NotImplementedError(f"cake_jax {op}: the SwiGLU variants need a libcake_jax.so "
+                                  "and a libcake.so built with them (Cake 0.4)")
+    return (("activation", np.int32(act)), ("alpha", np.float32(a)), ("limit", np.float32(lim)))
+
+
+def _swiglu(fam, backward, inp, grad, orientation, program, activation="silu",
+            alpha=SWIGLU_ALPHA, limit=SWIGLU_LIMIT, prob=None, **attrs):
     _check_swiglu(fam, inp, grad)
+    variant = _variant_attrs(fam, backward, inp, activation, alpha, limit, prob)
     orient = _cake.Orientation.parse(orientation)
     row = bool(orient & _cake.Orientation.ROWWISE)
     col = bool(orient & _cake.Orientation.COLWISE)
     prepare()
     grad = None if grad is None else grad.astype(jnp.bfloat16)
-    attrs = tuple(sorted(dict(attrs, program=program or "").items()))
+    attrs = tuple(sorted(dict(attrs, program=program or "", **dict(variant)).items()))
+    weighted = prob is not None
     args = (inp,) if grad is None else (inp, grad)
+    args += (prob.reshape(-1),) if weighted else ()
     if _manual(args):
-        out = list(_swiglu_local(fam, backward, orient, attrs, inp, grad))
+        out = list(_swiglu_local(fam, backward, orient, attrs, weighted, *args))
     else:
         m, k = inp.shape[0], inp.shape[1] // 2
         sizes = tuple(fam.scale_sizes(m, 2 * k if backward else k))
-        out = list(_swiglu_op(fam, backward, orient, attrs, sizes)(*args))
+        out = list(_swiglu_op(fam, backward, orient, attrs, sizes, weighted)(*args))
     rq, rs = (out.pop(0), out.pop(0)) if row else (None, None)
     cq, cs = (out.pop(0), out.pop(0)) if col else (None, None)
     rs, cs = fam.public_scales(rs, cs)
-    return fam.arrays(rq, rs, cq, cs)
+    arrays = fam.arrays(rq, rs, cq, cs)
+    if weighted and backward:
+        return arrays, out.pop(0).reshape(prob.shape)
+    return arrays
 
 
 def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
@@ -739,30 +814,47 @@ def colwise_scales_to_global(col_s, o: int, m: int, shards: int):
     return col_s.reshape(shards, o // t, m // shards // t, 512).transpose(1, 0, 2, 3).reshape(-1)
 
 
-def swiglu_mxfp8(inp, orientation="rowwise", program: Optional[str] = None) -> MXFP8Arrays:
-    """Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to MXFP8 ("rowwise", "colwise", "both")."""
-    return _swiglu(_MXFP8, False, inp, None, orientation, program)
+def swiglu_mxfp8(inp, orientation="rowwise", program: Optional[str] = None, *,
+                 activation: str = "silu", alpha: float = SWIGLU_ALPHA,
+                 limit: float = SWIGLU_LIMIT, prob=None) -> MXFP8Arrays:
+    """Y = bf16(act(in[:, :k], in[:, k:])) quantized to MXFP8 ("rowwise", "colwise", "both").
+
+    activation: "silu" (silu(g) * u) or "clamped" (gpt-oss: g' = min(g, limit),
+    u' = clamp(u, -limit, limit), g' * sigmoid(alpha * g') * (u' + 1)); prob: None, or the
+    weighted SwiGLU's router probabilities, float32 [m] or [m, 1] (Y = act * prob per row),
+    sharded like in's rows."""
+    return _swiglu(_MXFP8, False, inp, None, orientation, program, activation, alpha, limit,
+                   prob)
 
 
-def swiglu_mxfp8_backward(inp, grad, orientation="rowwise",
-                          program: Optional[str] = None) -> MXFP8Arrays:
-    """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to MXFP8."""
-    return _swiglu(_MXFP8, True, inp, grad, orientation, program)
+def swiglu_mxfp8_backward(inp, grad, orientation="rowwise", program: Optional[str] = None, *,
+                          activation: str = "silu", alpha: float = SWIGLU_ALPHA,
+                          limit: float = SWIGLU_LIMIT, prob=None):
+    """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to MXFP8, with the
+    forward's variant. With prob: (MXFP8Arrays, dprob), dprob = dL/dprob in prob's shape."""
+    return _swiglu(_MXFP8, True, inp, grad, orientation, program, activation, alpha, limit,
+                   prob)
 
 
-def swiglu_fp8(inp, orientation="rowwise", scale_rule="exact",
-               program: Optional[str] = None) -> FP8BlockwiseArrays:
-    """Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized to FP8 blockwise 1x128 ("rowwise",
-    "colwise", "both"; scale_rule "exact" or "pow2"): the format Hopper FP8 GEMMs take."""
+def swiglu_fp8(inp, orientation="rowwise", scale_rule="exact", program: Optional[str] = None,
+               *, activation: str = "silu", alpha: float = SWIGLU_ALPHA,
+               limit: float = SWIGLU_LIMIT, prob=None) -> FP8BlockwiseArrays:
+    """Y = bf16(act(in[:, :k], in[:, k:])) quantized to FP8 blockwise 1x128 ("rowwise",
+    "colwise", "both"; scale_rule "exact" or "pow2"): the format Hopper FP8 GEMMs take.
+    activation, alpha, limit, prob: the variant, as swiglu_mxfp8 takes it."""
     rule = np.int32(int(_cake.Fp8ScaleRule.parse(scale_rule)))
-    return _swiglu(_FP8, False, inp, None, orientation, program, scale_rule=rule)
+    return _swiglu(_FP8, False, inp, None, orientation, program, activation, alpha, limit, prob,
+                   scale_rule=rule)
 
 
 def swiglu_fp8_backward(inp, grad, orientation="rowwise", scale_rule="exact",
-                        program: Optional[str] = None) -> FP8BlockwiseArrays:
-    """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to FP8 blockwise."""
+                        program: Optional[str] = None, *, activation: str = "silu",
+                        alpha: float = SWIGLU_ALPHA, limit: float = SWIGLU_LIMIT, prob=None):
+    """[dgate | dup] ([m, 2k], from in and grad = dL/dY [m, k]) quantized to FP8 blockwise,
+    with the forward's variant. With prob: (FP8BlockwiseArrays, dprob) in prob's shape."""
     rule = np.int32(int(_cake.Fp8ScaleRule.parse(scale_rule)))
-    return _swiglu(_FP8, True, inp, grad, orientation, program, scale_rule=rule)
+    return _swiglu(_FP8, True, inp, grad, orientation, program, activation, alpha, limit, prob,
+                   scale_rule=rule)
 
 
 # ---- norm-gate with quantized y ----------------------------------------------------------------
@@ -1009,3 +1101,6 @@ def dequantize_mxfp8(q, s, colwise: bool = False):
     scale = jnp.where(e == 255, jnp.nan, jnp.exp2((e - 127).astype(jnp.float32)))
     out = q.astype(jnp.float32) * jnp.repeat(scale, 32, axis=1)
     return out.T if colwise else out
+
+
+from ._swiglu_autograd import swiglu_dequantized  # noqa: E402,F401  (SwiGLU under autograd)
