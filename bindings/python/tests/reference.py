@@ -137,3 +137,24 @@ def check_mxfp8(name, q, s, q_ref, s_ref, rows, cols):
     assert qgap[same_scale].max().item() <= 1, f"{name}: E4M3 ordinal gap {qgap.max().item()}"
     n_q = int((qgap[same_scale] != 0).sum())
     assert n_q <= max(8, 1e-5 * q.numel()), f"{name}: {n_q} data bytes differ"
+
+
+def swiglu_variant64(inp, grad, activation="silu", alpha=1.702, limit=7.0, prob=None):
+    """float64 (y [m, k], [dgate | dup] [m, 2k], dprob [m] or None) of the SwiGLU variants
+    (docs/spec/swiglu-mxfp8.md, "Variants") by autograd: the clamps' gradient passes at the
+    bounds, as the spec's. grad: dL/dY [m, k]."""
+    k = inp.shape[1] // 2
+    x = inp.double().clone().requires_grad_()
+    g, u = x[:, :k], x[:, k:]
+    if activation == "clamped":
+        gc = g.clamp(max=limit)
+        y = gc * torch.sigmoid(alpha * gc) * (u.clamp(-limit, limit) + 1)
+    else:
+        y = g * torch.sigmoid(g) * u
+    p = None
+    if prob is not None:
+        p = prob.double().reshape(-1, 1).clone().requires_grad_()
+        y = y * p
+    y.backward(grad.double())
+    dprob = None if p is None else p.grad.reshape(-1)
+    return y.detach(), x.grad, dprob
