@@ -173,3 +173,25 @@ def check_blockwise(name, q, s, q_ref, s_ref):
     qgap = np.abs(e4m3_ordinal(q).reshape(same.shape) - e4m3_ordinal(q_ref))
     assert qgap[same].max() <= 1, f"{name}: E4M3 ordinal gap {qgap[same].max()}"
     assert (qgap[same] != 0).sum() <= max(8, 1e-5 * qgap.size), f"{name}: data bytes differ"
+
+
+def swiglu_variant64(inp, grad, activation="silu", alpha=1.702, limit=7.0, prob=None):
+    """float64 (y [m, k], [dgate | dup] [m, 2k], dprob [m] or None) of the SwiGLU variants
+    (docs/spec/swiglu-mxfp8.md, "Variants"); the clamps' gradient passes at the bounds."""
+    x, gr = f64(inp), f64(grad)
+    k = x.shape[1] // 2
+    g, u = x[:, :k], x[:, k:]
+    if activation == "clamped":
+        gc, b = np.minimum(g, limit), np.clip(u, -limit, limit) + 1
+        pass_g, pass_u = g <= limit, np.abs(u) <= limit
+    else:
+        gc, b, alpha = g, u, 1.0
+        pass_g = pass_u = np.ones_like(g, dtype=bool)
+    s = sigmoid(alpha * gc)
+    a = gc * s
+    w = np.ones((x.shape[0], 1)) if prob is None else f64(prob).reshape(-1, 1)
+    q = gr * w
+    dg = np.where(pass_g, q * b * (s + alpha * gc * s * (1 - s)), 0.0)
+    du = np.where(pass_u, q * a, 0.0)
+    dprob = None if prob is None else (gr * a * b).sum(axis=1)
+    return a * b * w, np.concatenate([dg, du], axis=1), dprob
