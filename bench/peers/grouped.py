@@ -15,7 +15,7 @@ expert's own rows: Y is scattered to its padded rows (zeros between experts chan
 ungrouped colwise quantization of that [P, O] matrix is each expert's, and the colwise bytes are
 gathered or scattered into Cake's layouts. Bytes the spec leaves unwritten are zeros here."""
 
-from references import fp8_quant_lastdim, mx_quant_lastdim
+from references import fp8_quant_lastdim, mx_quant_lastdim, swiglu_dgrad
 
 MASK64 = (1 << 64) - 1
 TOKENS, WIDTHS, EXPERTS = (16384, 65536), (2048, 7168), (8, 64, 256)
@@ -183,13 +183,7 @@ def grouped_reference(torch, F):
             return fwd
 
         def bwd(inp, grad, offs):
-            k = inp.shape[1] // 2
-            g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
-            s = torch.sigmoid(g)
-            a = g * s
-            dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
-            dup = (a * gr).to(torch.bfloat16)
-            return quantize(torch.cat([dgate, dup], dim=1), offs, fmt, orientation)
+            return quantize(swiglu_dgrad(torch, inp, grad), offs, fmt, orientation)
         return bwd
 
     return make

@@ -64,6 +64,17 @@ def mx_quant_lastdim(torch, y):
 FP8_SCALE_FLOOR = 448.0 * 2.0 ** -126
 
 
+def swiglu_dgrad(torch, inp, grad):
+    """[dgate | dup] in BF16 [M, 2K] from in [M, 2K] and grad = dL/dY [M, K], FP32 inside."""
+    k = inp.shape[1] // 2
+    g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
+    s = torch.sigmoid(g)
+    a = g * s
+    dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
+    dup = (a * gr).to(torch.bfloat16)
+    return torch.cat([dgate, dup], dim=1)
+
+
 def fp8_quant_lastdim(torch, y):
     """y: BF16 [R, C], C % 128 == 0 -> (E4M3 [R, C], FP32 scales [C/128, R] MN-major): per 128
     values amax -> s = max(amax, 448 * 2^-126) / 448, the values times 448 / a to E4M3 (NaN/Inf
@@ -163,13 +174,7 @@ def sw8_reference(torch, F):
             return fwd
 
         def bwd(inp, grad):
-            k = inp.shape[1] // 2
-            g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
-            s = torch.sigmoid(g)
-            a = g * s
-            dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
-            dup = (a * gr).to(torch.bfloat16)
-            return quantize(torch.cat([dgate, dup], dim=1), orientation)
+            return quantize(swiglu_dgrad(torch, inp, grad), orientation)
         return bwd
 
     return make
