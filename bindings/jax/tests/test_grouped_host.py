@@ -8,7 +8,6 @@ jax or the shim."""
 
 import re
 
-import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
@@ -18,6 +17,7 @@ except (ImportError, OSError) as e:  # no shim built here, or no jaxlib of the s
     pytest.skip(f"cake_jax not importable: {e}", allow_module_level=True)
 
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
 import cake  # noqa: E402
