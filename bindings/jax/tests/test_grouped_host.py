@@ -225,3 +225,26 @@ def test_dequantize_mxfp8_reads_the_spec_offsets():
     assert (col[200:] == 0).all() and (col[:200][col[:200] != 4.0] == 1.0).all()
     row = np.asarray(cake_jax.dequantize_grouped(g, offs, "mxfp8"))
     assert (row[:200] == 1.0).all() and (row[200:] == 0).all()
+
+
+def test_shard_map_is_expert_parallelism(cpu_handlers, mesh):
+    # Each device its own token buffer and offsets: inside shard_map the call is the device's,
+    # on its local rows, with no gather.
+    from jax import shard_map
+
+    if len(jax.devices("cpu")) < 4:
+        pytest.skip("needs 4 CPU devices")
+    t, k, e = 1024, 256, 8
+    inp = jax.ShapeDtypeStruct((t, 2 * k), BF16, sharding=NamedSharding(mesh, P("r", None)))
+    offs = jax.ShapeDtypeStruct((4 * e,), I32, sharding=NamedSharding(mesh, P("r")))
+
+    def local(a, o):
+        g = cake_jax.swiglu_grouped(a, o, "fp8_blockwise", "rowwise")
+        return g.row_q, g.status
+
+    f = shard_map(local, mesh=mesh, in_specs=(P("r", None), P("r")),
+                  out_specs=(P("r", None), P("r")))
+    text = jax.jit(f).lower(inp, offs).compile().as_text()
+    (line,) = _calls(text, "cake_swiglu_fp8_grouped_fwd")
+    assert f"bf16[{t // 4},{2 * k}]" in line and f"s32[{e}]" in line
+    assert "all-gather" not in text
