@@ -20,6 +20,9 @@ A grouped SwiGLU run (cake-bench --sw-shapes grouped) keeps the per-expert launc
 ungrouped call timed in the same rounds the same way (base_us, ratio [ratio_lo, ratio_hi],
 base_label "per-expert"). --cake-also adds the rows of another cake-bench JSON of the same
 device (the other family's run); --cake-command records the cake-bench command lines as given.
+--peers-also adds another peers.py JSON of the same device (its rows, paired speedups and skips:
+the grouped peers of the other family, peers.py --family swiglu_fp8); --peers-also-command
+records its command line.
 
 --variants VARIANTS.json (bench/peers/peers.py --table variants) adds the norm-gate variant
 table: its rows (variants), Cake against the best peer (variants_vs_best) and its provenance
@@ -143,10 +146,12 @@ def commands(a, commit, out_path):
     cmds += a.cake_command
     if a.peers != "-":
         cmds.append(a.peers_command)
+        cmds += a.peers_also_command
+    also += "".join(" --peers-also %s" % os.path.basename(p) for p in a.peers_also)
     return cmds + [
         "python3 bench/results.py %s %s%s --commit %s %s -o %s" % (
-            os.path.basename(a.cake), "peers.json" if a.peers != "-" else "-", also, commit, drv,
-            rel),
+            os.path.basename(a.cake), os.path.basename(a.peers) if a.peers != "-" else "-",
+            also, commit, drv, rel),
         "python3 bench/tables.py --write docs/performance.md",
     ]
 
@@ -259,6 +264,10 @@ def main(argv=None):
     ap.add_argument("--cake-command", action="append", default=[], metavar="CMD",
                     help="a cake-bench command line that made CAKE or --cake-also (recorded as "
                     "given, in order; with it the commands list no peers unless PEERS is given)")
+    ap.add_argument("--peers-also", action="append", default=[], metavar="JSON",
+                    help="another peers.py JSON of the same device (the other family's peers)")
+    ap.add_argument("--peers-also-command", action="append", default=[], metavar="CMD",
+                    help="the peers.py command line that made a --peers-also JSON")
     ap.add_argument("--variants", help="bench/peers/peers.py --table variants --json output")
     ap.add_argument("--variants-command", default=VARIANTS_DEFAULT,
                     help="the peers.py command line that made VARIANTS (recorded as given)")
@@ -281,6 +290,20 @@ def main(argv=None):
                 path, more["device"]["name"], a.cake, cake["device"]["name"]))
         cake = dict(cake, results=cake["results"] + more["results"],
                     routing=cake.get("routing", []) + more.get("routing", []))
+    for path in a.peers_also:
+        if a.peers == "-":
+            sys.exit("results.py: --peers-also needs a peers JSON first")
+        with open(path) as f:
+            more = json.load(f)
+        if more.get("device", {}).get("name") != peers.get("device", {}).get("name"):
+            sys.exit("results.py: %s is of %s, %s of %s" % (
+                path, more.get("device", {}).get("name"), a.peers,
+                peers.get("device", {}).get("name")))
+        peers = dict(peers, results=peers.get("results", []) + more.get("results", []),
+                     cake_vs_best_peer=peers.get("cake_vs_best_peer", []) +
+                     more.get("cake_vs_best_peer", []),
+                     skipped_for_time=peers.get("skipped_for_time", []) +
+                     more.get("skipped_for_time", []))
     doc = build(cake, peers, a, a.output)
     if a.variants:
         with open(a.variants) as f:

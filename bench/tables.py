@@ -232,27 +232,39 @@ def ratio(r):
 
 def swiglu_grouped(d, family):
     """Grouped SwiGLU (cake-bench --sw-shapes grouped): per shape and form, the grouped launch
-    against the limit line and against the per-expert launches timed in the same rounds."""
+    against the limit line and against the per-expert launches timed in the same rounds; where
+    peers.py timed peers at these shapes (torch.compile of the grouped reference), their columns
+    and Cake's paired speedup over the best of them."""
     shapes = d.shapes(family, grouped=True)
     if not shapes:
         return []
+    names = [p for p in d.peers(family) if any(
+        (family, f, sh, p) in d.peer for sh in shapes for f in SW_FORMS)]
+    peer_note = (" Peers in peers.py's harness at the same shape and split (bold: the best); vs "
+                 "best = Cake's speedup over it, paired. " + legend(names) + ".") if names else ""
     out = ["%s, CUDA-graph replays (us). T x K / E: T tokens (input T x 2K BF16) over E experts, "
            "one fixed uneven split per shape. %% limit = limit us / grouped us, the limit line "
            "being the whole tensor's bytes. per-expert us = the E launches of the ungrouped call "
            "on the same split and buffers, one graph, timed in the same rounds; grouped / "
            "per-expert: median [min, max] over rounds of the ratio of round medians (< 1: the "
-           "grouped launch is faster)." % GROUPED_TITLES[family], "",
-           "| T x K / E | form | grouped us | limit us | % limit | per-expert us | "
-           "grouped / per-expert | program |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "grouped launch is faster).%s" % (GROUPED_TITLES[family], peer_note), "",
+           "| T x K / E | form | grouped us | limit us | %% limit | per-expert us | "
+           "grouped / per-expert | %sprogram |" % "".join(
+               "%s | " % h for h in [short_peer(p) for p in names] + (["vs best"] if names else [])),
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | %s--- |" % (
+               "---: | " * (len(names) + (1 if names else 0)))]
     for sh in shapes:
         for form in SW_FORMS:
             r = d.cake.get((family, form, sh, "-"))
             if not r:
                 continue
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            peers = ""
+            if names:
+                peers = "".join("%s | " % c for c in peer_cells(d, family, form, sh, names))
+                peers += "%s | " % speedup(d.paired.get((family, form, sh, "Cake")))
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s%s |" % (
                 sh, form, us(r.get("us")), us(r.get("limit_us")),
-                pct(r.get("limit_us"), r.get("us")), us(r.get("base_us")), ratio(r),
+                pct(r.get("limit_us"), r.get("us")), us(r.get("base_us")), ratio(r), peers,
                 "`%s`" % r["program"] if "us" in r else r.get("status", "")))
     return out
 

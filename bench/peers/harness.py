@@ -89,6 +89,15 @@ class Context:
             fns["bwdg"][name] = c_bwd
         return fns
 
+    def outputs(self, sz, orientation):
+        """Cake's output buffers of a SwiGLU form ("row", "col", "both") from its buffer sizes:
+        row_q, row_s, col_q, col_s, None for an orientation not asked for."""
+        torch = self.torch
+        row_on, col_on = orientation in ("row", "both"), orientation in ("col", "both")
+        return tuple(torch.empty(n, device="cuda", dtype=torch.uint8) if on else None
+                     for n, on in ((sz.q_bytes, row_on), (sz.row_s_bytes, row_on),
+                                   (sz.q_bytes, col_on), (sz.col_s_bytes, col_on)))
+
     def cake_swiglu_fn(self, m, k, form, inp, grad):
         """Cake's SwiGLU + MXFP8 form on these inputs, with its own output buffers, or None."""
         torch, cake, cake_h = self.torch, self.cake, self.cake_h
@@ -99,10 +108,7 @@ class Context:
         backward = direction == "bwd"
         desc = cake.swiglu_mxfp8_desc(m, k, orient)
         sz = cake.swiglu_mxfp8_buffer_sizes(m, k, backward, orient)
-        row_on, col_on = orientation in ("row", "both"), orientation in ("col", "both")
-        out = tuple(torch.empty(n, device="cuda", dtype=torch.uint8) if on else None
-                    for n, on in ((sz.q_bytes, row_on), (sz.row_s_bytes, row_on),
-                                  (sz.q_bytes, col_on), (sz.col_s_bytes, col_on)))
+        out = self.outputs(sz, orientation)
         if backward:
             def fn():
                 cake_h.swiglu_mxfp8_backward(desc, inp, grad, *out, stream=torch.cuda.current_stream())
@@ -123,10 +129,7 @@ class Context:
         backward = direction == "bwd"
         desc = cake.swiglu_fp8_desc(m, k, orient)
         sz = cake.swiglu_fp8_buffer_sizes(m, k, backward)
-        row_on, col_on = orientation in ("row", "both"), orientation in ("col", "both")
-        out = tuple(torch.empty(n, device="cuda", dtype=torch.uint8) if on else None
-                    for n, on in ((sz.q_bytes, row_on), (sz.row_s_bytes, row_on),
-                                  (sz.q_bytes, col_on), (sz.col_s_bytes, col_on)))
+        out = self.outputs(sz, orientation)
         if backward:
             def fn():
                 cake_h.swiglu_fp8_backward(desc, inp, grad, *out, stream=torch.cuda.current_stream())
@@ -135,4 +138,32 @@ class Context:
             def fn():
                 cake_h.swiglu_fp8_forward(desc, inp, *out, stream=torch.cuda.current_stream())
                 return out
+        return fn
+
+    def cake_swiglu_grouped_fn(self, fam, t, k, e, form, inp, grad, offs):
+        """Cake's grouped SwiGLU form (fam "swiglu": MXFP8, "swiglu_fp8": FP8 blockwise) on these
+        inputs and device offsets, with its own outputs (and status word), or None."""
+        torch, cake, cake_h = self.torch, self.cake, self.cake_h
+        if cake is None or not hasattr(cake, "swiglu_grouped_buffer_sizes"):
+            return None
+        direction, orientation = form.split("_")
+        orient = {"row": "rowwise", "col": "colwise", "both": "both"}[orientation]
+        backward = direction == "bwd"
+        fp8 = fam == "swiglu_fp8"
+        desc = (cake.swiglu_fp8_grouped_desc(t, k, e, orient) if fp8
+                else cake.swiglu_mxfp8_grouped_desc(t, k, e, orient))
+        sz = cake.swiglu_grouped_buffer_sizes(t, k, e, backward,
+                                              "fp8_blockwise" if fp8 else "mxfp8")
+        out = self.outputs(sz, orientation)
+        status = torch.empty(1, device="cuda", dtype=torch.int32)
+        if backward:
+            def fn():
+                cake_h.swiglu_grouped_backward(desc, inp, grad, offs, *out, status=status,
+                                               stream=torch.cuda.current_stream())
+                return tuple(b for b in out if b is not None)
+        else:
+            def fn():
+                cake_h.swiglu_grouped_forward(desc, inp, offs, *out, status=status,
+                                              stream=torch.cuda.current_stream())
+                return tuple(b for b in out if b is not None)
         return fn

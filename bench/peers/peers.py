@@ -13,6 +13,11 @@ SwiGLU + MXFP8 (six forms): torch.compile of the reference (silu(g) * u in FP32 
 per-32 amax -> E8M0 RCEIL scale -> E4M3), scales in the swizzled 128x4 layout.
 SwiGLU + FP8 blockwise 1x128 (--family swiglu_fp8, six forms): torch.compile of the same Y
 quantized per 128 values (FP32 scale amax / 448, MN-major): the peer a Hopper user would write.
+Grouped SwiGLU for MoE experts (--sw-shapes grouped, or shapes "TxK/E<n>", either family):
+torch.compile of the grouped reference (bench/peers/grouped.py: each expert's SwiGLU and its
+quantization in Cake's grouped layouts, the offsets a device tensor) over cake-bench's uneven
+split of the same shape, paired with Cake's grouped launch; its written bytes are compared with
+Cake's once per form (check_bytes_differ).
 Cake in the same harness (when its Python binding loads: bindings/python, libcake.so from
 $CAKE_LIBRARY or the build): every peer's graph alternates round by round with Cake's graph of
 the same op on the same inputs (row["paired_cake"]: Cake's time and the speedup peer us / Cake
@@ -46,6 +51,7 @@ import time
 
 from bookkeeping import Run, best_table, cake_vs_best_peer, derive_fwd_bwd
 from graph_timer import GraphTimer
+from grouped import GROUPED_SHAPES
 from harness import Context
 from peer_loaders import ROOT, load_peers
 from phases import run_phases
@@ -69,7 +75,9 @@ def parse_args():
     p.add_argument("--family", default="all", choices=["all", "normgate", "swiglu", "swiglu_fp8"])
     p.add_argument("--ng-shapes", default=None, help="T x H list (D = --d), e.g. 3534x48,260x48")
     p.add_argument("--d", type=int, default=128)
-    p.add_argument("--sw-shapes", default=None, help="M x K list, e.g. 4096x7168")
+    p.add_argument("--sw-shapes", default=None,
+                   help="M x K list, e.g. 4096x7168; T x K / E<n> grouped shapes, e.g. "
+                        "16384x2048/E8; or grouped: cake-bench's grouped set")
     p.add_argument("--forms", default=",".join(SW_FORMS))
     p.add_argument("--peers", default="fla,mamba,compile",
                    help="fla, mamba (normgate), compile (torch.compile, both families), cake "
@@ -115,6 +123,8 @@ def parse_args():
         a.iters = min(a.iters, 10)
     a.ng_shapes = a.ng_shapes or NG_DEFAULT
     a.sw_shapes = a.sw_shapes or SW_DEFAULT
+    if a.sw_shapes == "grouped":
+        a.sw_shapes = ",".join(GROUPED_SHAPES)
     a.vt_shapes = a.vt_shapes or VT_WIDE
     return a
 

@@ -1,9 +1,13 @@
 """peers.py's phases, in priority order, each stopped when the time budget is spent: Cake alone
 (--peers ...,cake), the norm-gate peers (FLA, mamba_ssm, torch.compile per mode), SwiGLU +
-MXFP8 per torch.compile mode. Every phase takes the harness's Context."""
+MXFP8 per torch.compile mode. Every phase takes the harness's Context. A SwiGLU shape
+"TxK/E<n>" is a grouped one (bench/peers/grouped.py): the grouped reference over cake-bench's
+split, paired with Cake's grouped launch."""
 
 import time
 
+from grouped import (differing_bytes, grouped_reference, parse_shape, shape_offsets,
+                     written_masks)
 from references import EPS, ng_reference64, rel_l2, sw8_bytes, sw8_reference, sw_bytes, sw_reference
 
 
@@ -125,14 +129,17 @@ def swiglu_cake_phase(ctx, fam="swiglu"):
     nbytes = sw8_bytes if fp8 else sw_bytes
     orient_of = {"row": "rowwise", "col": "colwise", "both": "both"}
     for sh in args.sw_shapes.split(","):
-        m, k = (int(v) for v in sh.split("x"))
+        grouped = parse_shape(sh)
+        m, k = grouped[:2] if grouped else (int(v) for v in sh.split("x"))
         if run.over_budget():
             run.skipped.append("%s cake %s" % (fam, sh))
             continue
         inp = randn(m, 2 * k)
         grad = randn(m, k)
+        offs = _offsets(torch, grouped) if grouped else None
         for form in args.forms.split(","):
-            fn = cake_swiglu_fn(m, k, form, inp, grad)
+            fn = (ctx.cake_swiglu_grouped_fn(fam, m, k, grouped[2], form, inp, grad, offs)
+                  if grouped else cake_swiglu_fn(m, k, form, inp, grad))
             if fn is None:
                 continue
             measure(fam, form, sh, "Cake", fn, nbytes(m, k, form), {"is_cake": True})
@@ -153,6 +160,10 @@ def swiglu_phase(ctx, mode, fam="swiglu"):
     if args.inputs.startswith("blockscaled"):
         block_exp = int(args.inputs.split(":")[1]) if ":" in args.inputs else 100
     for sh in args.sw_shapes.split(","):
+        grouped = parse_shape(sh)
+        if grouped:
+            grouped_shape(ctx, mode, fam, sh, grouped)
+            continue
         m, k = (int(v) for v in sh.split("x"))
         need = m * 2 * k * 2 + m * k * 2 + 6 * m * k
         free, _ = torch.cuda.mem_get_info()
@@ -187,6 +198,64 @@ def swiglu_phase(ctx, mode, fam="swiglu"):
             del cf
         del inp, grad
         torch.cuda.empty_cache()
+
+def _offsets(torch, grouped):
+    t, k, e, ragged = grouped
+    return torch.tensor(shape_offsets(t, k, e, ragged), device="cuda", dtype=torch.int32)
+
+
+def grouped_shape(ctx, mode, fam, sh, grouped):
+    """torch.compile (MODE) of the grouped reference (bench/peers/grouped.py) at one grouped
+    shape, every form, over cake-bench's split (the offsets a device tensor, as Cake takes
+    them), each paired with Cake's grouped launch; the first time each form runs, its written
+    bytes are compared with Cake's (check_bytes_differ: the fraction that differ)."""
+    torch, F, args, run = ctx.torch, ctx.F, ctx.args, ctx.run
+    t, k, e, ragged = grouped
+    fp8 = fam == "swiglu_fp8"
+    fmt = "fp8_blockwise" if fp8 else "mxfp8"
+    peer = "torch.compile " + mode
+    p = (t + 127 * min(e, t)) // 128 * 128
+    need = t * 2 * k * 2 + t * k * 2 + 6 * t * k + 2 * p * 2 * k * 3
+    free, _ = torch.cuda.mem_get_info()
+    if need * 3 > free:
+        run.add(family=fam, op="*", shape=sh, peer=peer, status="skipped",
+                note="needs about %.1f GiB" % (3 * need / 2**30))
+        return
+    make = grouped_reference(torch, F)
+    inp, grad = ctx.randn(t, 2 * k), ctx.randn(t, k)
+    host_offs = shape_offsets(t, k, e, ragged)
+    offs = _offsets(torch, grouped)
+    nbytes = sw8_bytes if fp8 else sw_bytes  # the whole tensor's bytes, as cake-bench's limit
+    for form in args.forms.split(","):
+        if run.over_budget():
+            run.skipped.append("%s compile:%s %s %s" % (fam, mode, form, sh))
+            continue
+        c = ctx.compiled(make(form, fmt), mode)
+        a = (inp, offs) if form.startswith("fwd") else (inp, grad, offs)
+        t0 = time.time()
+        try:
+            got = c(*a)
+            torch.cuda.synchronize()
+        except Exception as ex:  # noqa: BLE001
+            run.add(family=fam, op=form, shape=sh, peer=peer, status="error",
+                    note="compile: %s" % str(ex).splitlines()[0])
+            continue
+        extra = {"compile_s": time.time() - t0, "experts": e}
+        cf = ctx.cake_swiglu_grouped_fn(fam, t, k, e, form, inp, grad, offs)
+        if cf is not None:
+            want = cf()
+            torch.cuda.synchronize()
+            masks = written_masks(torch, fmt, host_offs, t, k, form.startswith("bwd"),
+                                  form.split("_")[1], device="cuda")
+            extra["check_bytes_differ"] = differing_bytes(torch, got, want, masks)
+            del want, masks
+        del got
+        ctx.measure(fam, form, sh, peer, (lambda c=c, a=a: c(*a)), nbytes(t, k, form), extra,
+                    {"Cake": cf} if cf else None)
+        del cf
+    del inp, grad, offs
+    torch.cuda.empty_cache()
+
 
 def phase_list(args, peers, modes, cake):
     """(family, which) in priority order."""

@@ -46,19 +46,55 @@ def rel_l2(torch, got, ref):
     return torch.linalg.vector_norm(got - ref).item() / den if den > 0 else float("nan")
 
 
+def mx_quant_lastdim(torch, y):
+    """y: BF16 [R, C], C % 32 == 0 -> (E4M3 [R, C], E8M0 scale bytes [R, C/32]): per 32 values
+    amax -> E8M0 RCEIL scale -> E4M3 (docs/spec/swiglu-mxfp8.md)."""
+    r, c = y.shape
+    blk = y.reshape(r, c // 32, 32)
+    amax = blk.abs().amax(dim=-1).float()
+    bits = amax.view(torch.int32)
+    s = torch.clamp(((bits + 0x001F0000) >> 23) - 8, min=0)
+    s = torch.where(torch.isfinite(amax), s, torch.full_like(s, 255))
+    scale = torch.exp2((127 - s).float())
+    v = (blk.float() * scale.unsqueeze(-1)).to(torch.bfloat16).float()
+    q = torch.clamp(v, -448.0, 448.0).to(torch.float8_e4m3fn).reshape(r, c)
+    return q, s.to(torch.uint8)
+
+
+FP8_SCALE_FLOOR = 448.0 * 2.0 ** -126
+
+
+def swiglu_dgrad(torch, inp, grad):
+    """[dgate | dup] in BF16 [M, 2K] from in [M, 2K] and grad = dL/dY [M, K], FP32 inside."""
+    k = inp.shape[1] // 2
+    g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
+    s = torch.sigmoid(g)
+    a = g * s
+    dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
+    dup = (a * gr).to(torch.bfloat16)
+    return torch.cat([dgate, dup], dim=1)
+
+
+def fp8_quant_lastdim(torch, y):
+    """y: BF16 [R, C], C % 128 == 0 -> (E4M3 [R, C], FP32 scales [C/128, R] MN-major): per 128
+    values amax -> s = max(amax, 448 * 2^-126) / 448, the values times 448 / a to E4M3 (NaN/Inf
+    blocks: NaN scale, 0x7F) (docs/spec/fp8-blockwise.md)."""
+    r, c = y.shape
+    blk = y.reshape(r, c // 128, 128)
+    amax = blk.abs().amax(dim=-1).float()
+    bad = ~torch.isfinite(amax)
+    a = amax.clamp(min=FP8_SCALE_FLOOR)
+    c448 = torch.full_like(a, 448.0)
+    s = torch.where(bad, torch.full_like(a, float("nan")), a / c448)
+    q = (blk.float() * (c448 / a).unsqueeze(-1)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    q = torch.where(bad.unsqueeze(-1), torch.full_like(q.view(torch.uint8), 0x7F),
+                    q.view(torch.uint8)).view(torch.float8_e4m3fn).reshape(r, c)
+    return q, s.t().contiguous()
+
+
 def sw_reference(torch, F):
     def quant_lastdim(y):
-        """y: BF16 [R, C], C % 32 == 0 -> (E4M3 [R, C], E8M0 scale bytes [R, C/32])."""
-        r, c = y.shape
-        blk = y.reshape(r, c // 32, 32)
-        amax = blk.abs().amax(dim=-1).float()
-        bits = amax.view(torch.int32)
-        s = torch.clamp(((bits + 0x001F0000) >> 23) - 8, min=0)
-        s = torch.where(torch.isfinite(amax), s, torch.full_like(s, 255))
-        scale = torch.exp2((127 - s).float())
-        v = (blk.float() * scale.unsqueeze(-1)).to(torch.bfloat16).float()
-        q = torch.clamp(v, -448.0, 448.0).to(torch.float8_e4m3fn).reshape(r, c)
-        return q, s.to(torch.uint8)
+        return mx_quant_lastdim(torch, y)
 
     def swizzle(s):
         """Scale bytes [R, C] (R % 128 == 0, C % 4 == 0) -> the swizzled 128x4 layout, flat."""
@@ -117,20 +153,8 @@ def sw8_reference(torch, F):
     """SwiGLU + FP8 blockwise 1x128 (docs/spec/fp8-blockwise.md) in plain PyTorch: the MXFP8
     reference's Y, then per 128 values amax -> s = max(amax, 448 * 2^-126) / 448 (FP32), the
     values times 448 / a to E4M3 (NaN/Inf blocks: NaN scale, 0x7F), scales MN-major."""
-    floor = 448.0 * 2.0 ** -126
-
     def quant_lastdim(y):
-        r, c = y.shape
-        blk = y.reshape(r, c // 128, 128)
-        amax = blk.abs().amax(dim=-1).float()
-        bad = ~torch.isfinite(amax)
-        a = amax.clamp(min=floor)
-        c448 = torch.full_like(a, 448.0)
-        s = torch.where(bad, torch.full_like(a, float("nan")), a / c448)
-        q = (blk.float() * (c448 / a).unsqueeze(-1)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
-        q = torch.where(bad.unsqueeze(-1), torch.full_like(q.view(torch.uint8), 0x7F),
-                        q.view(torch.uint8)).view(torch.float8_e4m3fn).reshape(r, c)
-        return q, s.t().contiguous()  # scales stored MN-major: [C/128, R]
+        return fp8_quant_lastdim(torch, y)
 
     def quantize(y, orientation):
         out = []
@@ -150,13 +174,7 @@ def sw8_reference(torch, F):
             return fwd
 
         def bwd(inp, grad):
-            k = inp.shape[1] // 2
-            g, u, gr = inp[:, :k].float(), inp[:, k:].float(), grad.float()
-            s = torch.sigmoid(g)
-            a = g * s
-            dgate = ((a * (1 - s) + s) * gr * u).to(torch.bfloat16)
-            dup = (a * gr).to(torch.bfloat16)
-            return quantize(torch.cat([dgate, dup], dim=1), orientation)
+            return quantize(swiglu_dgrad(torch, inp, grad), orientation)
         return bwd
 
     return make

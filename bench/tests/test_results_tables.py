@@ -298,6 +298,73 @@ class GroupedRows(unittest.TestCase):
         self.assertEqual(plot.series(doc, "swiglu")[0], [])  # no figure
 
 
+def grouped_peers_doc(family, us, cake_us):
+    """A peers.py JSON of one family at the grouped shape: torch.compile paired with Cake."""
+    name = "torch.compile default"
+    return {"device": {"name": "GPU X"}, "versions": {"torch": "2.11"},
+            "method": {"timer": "events"}, "floor_graph": stat(3.0),
+            "results": [{"family": family, "op": "fwd_row", "shape": "16384x2048/E8",
+                         "peer": name, "status": "ok", "time": stat(us)}],
+            "cake_vs_best_peer": [{"family": family, "op": "fwd_row", "shape": "16384x2048/E8",
+                                   "cake": "Cake", "cake_us": cake_us, "peer": name,
+                                   "peer_us": us, "speedup": us / cake_us,
+                                   "speedup_lo": us / cake_us - 0.1,
+                                   "speedup_hi": us / cake_us + 0.1}],
+            "skipped_for_time": []}
+
+
+class GroupedPeers(unittest.TestCase):
+    """Grouped rows with torch.compile of the grouped reference (peers.py at the grouped shapes,
+    one JSON per family: --peers-also): peer columns and Cake's paired speedup in the grouped
+    table."""
+
+    def test_table_with_peers_of_both_families(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {}
+            for name, doc in (("g-mx", grouped_doc("swiglu", 54.0, 66.5, 0.811, 0.808, 0.818)),
+                              ("g-f8", grouped_doc("swiglu_fp8", 60.0, 50.0, 1.2, 1.19, 1.21)),
+                              ("p-mx", grouped_peers_doc("swiglu", 108.0, 54.0)),
+                              ("p-f8", grouped_peers_doc("swiglu_fp8", 90.0, 60.0))):
+                paths[name] = os.path.join(tmp, name + ".json")
+                with open(paths[name], "w") as f:
+                    json.dump(doc, f)
+            out = os.path.join(tmp, "gpux-grouped.json")
+            results.main([paths["g-mx"], paths["p-mx"], "--cake-also", paths["g-f8"],
+                          "--peers-also", paths["p-f8"], "-o", out, "--commit", "abc1234",
+                          "--driver", "1.2.3", "--cake-command", "cake-bench A",
+                          "--peers-command", "peers.py MX", "--peers-also-command",
+                          "peers.py F8"])
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(sorted(p["family"] for p in doc["peers"]), ["swiglu", "swiglu_fp8"])
+        self.assertEqual(len(doc["vs_best_peer"]), 2)
+        cmds = doc["commands"]
+        self.assertLess(cmds.index("peers.py MX"), cmds.index("peers.py F8"))
+        self.assertTrue(any("g-mx.json p-mx.json --cake-also g-f8.json --peers-also p-f8.json"
+                            in c for c in cmds), cmds)
+        md = tables.render(doc)
+        self.assertIn("| T x K / E | form | grouped us | limit us | % limit | per-expert us | "
+                      "grouped / per-expert | compile | vs best | program |", md)
+        self.assertIn("| 16384x2048/E8 | fwd_row | 54.00 | 48.00 | 88.9% | 66.50 | "
+                      "0.811 [0.808, 0.818] | **108.00** | 2.000 [1.900, 2.100] | "
+                      "`sm90.g_swiglu` |", md)
+        self.assertIn("| 16384x2048/E8 | fwd_row | 60.00 | 48.00 | 80.0% | 50.00 | "
+                      "1.200 [1.190, 1.210] | **90.00** | 1.500 [1.400, 1.600] | "
+                      "`sm90.g_swiglu_fp8` |", md)
+
+    def test_peers_also_needs_the_same_device(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b, c = (os.path.join(tmp, n) for n in ("a.json", "b.json", "c.json"))
+            other = grouped_peers_doc("swiglu_fp8", 1.0, 1.0)
+            other["device"] = {"name": "GPU Y"}
+            for path, d in ((a, grouped_doc("swiglu", 1.0, 1.0, 1.0, 1.0, 1.0)),
+                            (b, grouped_peers_doc("swiglu", 1.0, 1.0)), (c, other)):
+                with open(path, "w") as f:
+                    json.dump(d, f)
+            with self.assertRaises(SystemExit):
+                results.main([a, b, "--peers-also", c, "-o", os.path.join(tmp, "o.json")])
+
+
 class PlotSeries(unittest.TestCase):
     def test_series_by_size_with_paired_whiskers(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -28,6 +28,16 @@
 //                                                             (BF16, or empty)
 //     (q and q_scale in any shape holding the C API's bytes: q [rows/heads, heads*d] row-major,
 //      q_scale FP8 blockwise [heads*d/128, rows/heads] MN-major or MXFP8 swizzled bytes)
+//   cake_jax_swiglu_mxfp8_grouped_fwd  in (BF16 [T, 2k]),    -> row_q, row_s,    orientation,
+//                                      offsets (S32 [E])       col_q, col_s,     program
+//                                                              status (S32 [1])
+//   cake_jax_swiglu_mxfp8_grouped_bwd  in, grad (BF16 [T, k]), offsets -> the same, O = 2k
+//   cake_jax_swiglu_fp8_grouped_fwd    in, offsets           -> the same         orientation,
+//                                                                                scale_rule,
+//                                                                                program
+//   cake_jax_swiglu_fp8_grouped_bwd    in, grad, offsets     -> the same, O = 2k
+//     (the outputs in any shape holding the C API's bytes, each checked against
+//      cake_swiglu_*_grouped_buffer_sizes(); offsets stay on the device: the kernel reads them)
 //
 // Every kernel launches on the stream of the call frame (ffi::PlatformStream<cudaStream_t>).
 // A failing Cake call becomes an ffi::Error carrying the status name and
@@ -69,6 +79,15 @@
 #pragma weak cake_normgate_quant_sizes_init
 #pragma weak cake_normgate_quant_buffer_sizes
 #pragma weak cake_normgate_forward_quantized
+#pragma weak cake_swiglu_grouped_sizes_init
+#pragma weak cake_swiglu_mxfp8_grouped_desc_init
+#pragma weak cake_swiglu_mxfp8_grouped_buffer_sizes
+#pragma weak cake_swiglu_mxfp8_grouped_forward
+#pragma weak cake_swiglu_mxfp8_grouped_backward
+#pragma weak cake_swiglu_fp8_grouped_desc_init
+#pragma weak cake_swiglu_fp8_grouped_buffer_sizes
+#pragma weak cake_swiglu_fp8_grouped_forward
+#pragma weak cake_swiglu_fp8_grouped_backward
 
 namespace ffi = xla::ffi;
 
@@ -634,6 +653,152 @@ ffi::Error SwigluFp8VariantBackward(cudaStream_t stream, int32_t device, BF16Buf
                                orientation, scale_rule, program, &v);
 }
 
+// ---- grouped swiglu (MoE experts), both formats ------------------------------------------
+// What the grouped handlers need of a family, as the ungrouped ones' traits.
+struct Mxfp8GroupedFamily {
+  using Desc = cake_swiglu_mxfp8_grouped_desc;
+  static constexpr const char *kName = "swiglu_mxfp8_grouped";
+  static auto init() { return &cake_swiglu_mxfp8_grouped_desc_init; }
+  static auto sizes() { return &cake_swiglu_mxfp8_grouped_buffer_sizes; }
+  static auto forward() { return &cake_swiglu_mxfp8_grouped_forward; }
+  static auto backward() { return &cake_swiglu_mxfp8_grouped_backward; }
+  static constexpr ffi::DataType kScale = ffi::DataType::U8;
+  static void set_scale_rule(Desc *, int32_t) {}
+};
+
+struct Fp8GroupedFamily {
+  using Desc = cake_swiglu_fp8_grouped_desc;
+  static constexpr const char *kName = "swiglu_fp8_grouped";
+  static auto init() { return &cake_swiglu_fp8_grouped_desc_init; }
+  static auto sizes() { return &cake_swiglu_fp8_grouped_buffer_sizes; }
+  static auto forward() { return &cake_swiglu_fp8_grouped_forward; }
+  static auto backward() { return &cake_swiglu_fp8_grouped_backward; }
+  static constexpr ffi::DataType kScale = ffi::DataType::F32;
+  static void set_scale_rule(Desc *d, int32_t rule) {
+    d->scale_rule = static_cast<cake_fp8_scale_rule_t>(rule);
+  }
+};
+
+using S32Buffer = ffi::Buffer<ffi::DataType::S32>;
+
+// An output of an enabled orientation must hold exactly the bytes the C call writes, of its type;
+// one of an orientation not asked for is empty.
+bool output_fits(ffi::Result<ffi::AnyBuffer> &b, bool enabled, ffi::DataType type,
+                 size_t bytes) {
+  if (!enabled) return b->element_count() == 0;
+  return b->element_type() == type && b->size_bytes() == bytes;
+}
+
+template <class F>
+ffi::Error SwigluGroupedCall(bool backward, cudaStream_t stream, int32_t device, BF16Buffer in,
+                             const BF16Buffer *grad, S32Buffer offsets,
+                             ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
+                             ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
+                             ffi::Result<S32Buffer> status, int32_t orientation,
+                             int32_t scale_rule, std::string_view program) {
+  const std::string cake_name = std::string("cake_") + F::kName;
+  const std::string what = std::string("cake_jax ") + F::kName;
+  auto dims = in.dimensions();
+  if (dims.size() != 2 || dims[1] % 2 != 0) {
+    return ffi::Error::InvalidArgument(what + ": in must be BF16 [T, 2k]");
+  }
+  const int64_t t = dims[0], k = dims[1] / 2;
+  if (grad != nullptr && (grad->dimensions().size() != 2 || grad->dimensions()[0] != t ||
+                          grad->dimensions()[1] != k)) {
+    return ffi::Error::InvalidArgument(what + " backward: grad must be [T, k]");
+  }
+  if (offsets.dimensions().size() != 1 || status->element_count() != 1) {
+    return ffi::Error::InvalidArgument(what + ": offsets must be int32 [E], status int32 [1]");
+  }
+  typename F::Desc desc;
+  if (ffi::Error e = call_entry(F::init(), cake_name + "_desc_init", &desc); e.failure()) return e;
+  std::string name;
+  desc.tokens = t;
+  desc.k = k;
+  desc.experts = static_cast<int32_t>(offsets.dimensions()[0]);
+  desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
+  F::set_scale_rule(&desc, scale_rule);
+  desc.program = program_or_null(program, &name);
+  cake_swiglu_grouped_sizes sizes;
+  if (ffi::Error e = call_entry(&cake_swiglu_grouped_sizes_init, "cake_swiglu_grouped_sizes_init",
+                                &sizes);
+      e.failure()) {
+    return e;
+  }
+  if (ffi::Error e = call_entry(F::sizes(), cake_name + "_buffer_sizes", &desc,
+                                backward ? 1 : 0, &sizes);
+      e.failure()) {
+    return e;
+  }
+  const bool row = (orientation & CAKE_MXFP8_ROWWISE) != 0;
+  const bool col = (orientation & CAKE_MXFP8_COLWISE) != 0;
+  const ffi::DataType e4m3 = ffi::DataType::F8E4M3FN;
+  if (!output_fits(row_q, row, e4m3, sizes.q_bytes) ||
+      !output_fits(row_s, row, F::kScale, sizes.row_s_bytes) ||
+      !output_fits(col_q, col, e4m3, sizes.q_bytes) ||
+      !output_fits(col_s, col, F::kScale, sizes.col_s_bytes)) {
+    return ffi::Error::InvalidArgument(
+        what + ": the outputs of an enabled orientation must hold the bytes of " + cake_name +
+        "_buffer_sizes (q " + std::to_string(sizes.q_bytes) + ", row_s " +
+        std::to_string(sizes.row_s_bytes) + ", col_s " + std::to_string(sizes.col_s_bytes) +
+        "), the others be empty");
+  }
+  ffi::ErrorOr<cake_handle_t> h = handle_for(device);
+  if (h.has_error()) return h.error();
+  const auto *offs = static_cast<const int32_t *>(offsets.untyped_data());
+  auto *st = static_cast<int32_t *>(status->untyped_data());
+  if (backward) {
+    return call_entry(F::backward(), cake_name + "_backward", *h, &desc, in.untyped_data(),
+                      grad->untyped_data(), offs, data_or_null(row_q), data_or_null(row_s),
+                      data_or_null(col_q), data_or_null(col_s), st, stream);
+  }
+  return call_entry(F::forward(), cake_name + "_forward", *h, &desc, in.untyped_data(), offs,
+                    data_or_null(row_q), data_or_null(row_s), data_or_null(col_q),
+                    data_or_null(col_s), st, stream);
+}
+
+#define CAKE_JAX_GROUPED_RESULTS                                                              \
+  ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,                       \
+      ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,                   \
+      ffi::Result<S32Buffer> status
+
+ffi::Error SwigluMxfp8GroupedForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                     S32Buffer offsets, CAKE_JAX_GROUPED_RESULTS,
+                                     int32_t orientation, std::string_view program) {
+  return SwigluGroupedCall<Mxfp8GroupedFamily>(false, stream, device, in, nullptr, offsets, row_q,
+                                               row_s, col_q, col_s, status, orientation, 0,
+                                               program);
+}
+
+ffi::Error SwigluMxfp8GroupedBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                      BF16Buffer grad, S32Buffer offsets,
+                                      CAKE_JAX_GROUPED_RESULTS, int32_t orientation,
+                                      std::string_view program) {
+  return SwigluGroupedCall<Mxfp8GroupedFamily>(true, stream, device, in, &grad, offsets, row_q,
+                                               row_s, col_q, col_s, status, orientation, 0,
+                                               program);
+}
+
+ffi::Error SwigluFp8GroupedForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                   S32Buffer offsets, CAKE_JAX_GROUPED_RESULTS,
+                                   int32_t orientation, int32_t scale_rule,
+                                   std::string_view program) {
+  return SwigluGroupedCall<Fp8GroupedFamily>(false, stream, device, in, nullptr, offsets, row_q,
+                                             row_s, col_q, col_s, status, orientation, scale_rule,
+                                             program);
+}
+
+ffi::Error SwigluFp8GroupedBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                    BF16Buffer grad, S32Buffer offsets, CAKE_JAX_GROUPED_RESULTS,
+                                    int32_t orientation, int32_t scale_rule,
+                                    std::string_view program) {
+  return SwigluGroupedCall<Fp8GroupedFamily>(true, stream, device, in, &grad, offsets, row_q,
+                                             row_s, col_q, col_s, status, orientation, scale_rule,
+                                             program);
+}
+
+#undef CAKE_JAX_GROUPED_RESULTS
+
 }  // namespace
 
 // ---- exported handlers -------------------------------------------------------------------
@@ -651,6 +816,10 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_variant_fwd(XLA_FFI_CallFra
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_variant_bwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_variant_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_variant_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_bwd(XLA_FFI_CallFrame *call_frame);
 
 // Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
 // gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
@@ -755,6 +924,34 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_normgate_fwd_quant, NormgateForwardQuant,
                                   .Attr<int64_t>("heads")
                                   .Attr<std::string_view>("program"));
 
+// The grouped SwiGLU handlers' binding: in (and grad: BF16 [T, k]), offsets (S32 [E], read by
+// the kernel only), then row_q, row_s, col_q, col_s (each empty for an orientation not asked for)
+// and status (S32 [1]), the orientation, the family's own attributes and the program.
+#define CAKE_JAX_SWIGLU_GROUPED_BINDING(args, attrs)                                          \
+  ffi::Ffi::Bind()                                                                            \
+      .Ctx<ffi::PlatformStream<cudaStream_t>>()                                               \
+      .Ctx<ffi::DeviceOrdinal>() args                                                         \
+      .Arg<ffi::Buffer<ffi::DataType::S32>>()                                                 \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::Buffer<ffi::DataType::S32>>()                                                 \
+      .Attr<int32_t>("orientation") attrs                                                     \
+      .Attr<std::string_view>("program")
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_grouped_fwd, SwigluMxfp8GroupedForward,
+                              CAKE_JAX_SWIGLU_GROUPED_BINDING(.Arg<BF16Buffer>(), ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_grouped_bwd, SwigluMxfp8GroupedBackward,
+                              CAKE_JAX_SWIGLU_GROUPED_BINDING(.Arg<BF16Buffer>()
+                                                                  .Arg<BF16Buffer>(), ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_grouped_fwd, SwigluFp8GroupedForward,
+                              CAKE_JAX_SWIGLU_GROUPED_BINDING(.Arg<BF16Buffer>(),
+                                                              .Attr<int32_t>("scale_rule")));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_grouped_bwd, SwigluFp8GroupedBackward,
+                              CAKE_JAX_SWIGLU_GROUPED_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(),
+                                                              .Attr<int32_t>("scale_rule")));
+
 // ---- plain C entry points for the Python module --------------------------------------------
 
 /// Version of this shim's handler set (bumped when a handler's signature changes).
@@ -829,7 +1026,8 @@ CAKE_JAX_EXPORT int cake_jax_swiglu_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
 /// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward,
-/// 6 normgate forward with quantized y.
+/// 6 normgate forward with quantized y, 7 swiglu_mxfp8_grouped forward, 8 its backward,
+/// 9 swiglu_fp8_grouped forward, 10 its backward.
 CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
   switch (op) {
     case 0:
@@ -849,6 +1047,23 @@ CAKE_JAX_EXPORT int cake_jax_has_op(int op) {
              &cake_normgate_quant_desc_init != nullptr &&
              &cake_normgate_quant_sizes_init != nullptr &&
              &cake_normgate_quant_buffer_sizes != nullptr;
+    case 7:
+    case 8:
+    case 9:
+    case 10: {
+      const bool mx = op <= 8, bwd = op == 8 || op == 10;
+      const bool common = &cake_swiglu_grouped_sizes_init != nullptr;
+      if (mx) {
+        return common && &cake_swiglu_mxfp8_grouped_desc_init != nullptr &&
+               &cake_swiglu_mxfp8_grouped_buffer_sizes != nullptr &&
+               (bwd ? &cake_swiglu_mxfp8_grouped_backward != nullptr
+                    : &cake_swiglu_mxfp8_grouped_forward != nullptr);
+      }
+      return common && &cake_swiglu_fp8_grouped_desc_init != nullptr &&
+             &cake_swiglu_fp8_grouped_buffer_sizes != nullptr &&
+             (bwd ? &cake_swiglu_fp8_grouped_backward != nullptr
+                  : &cake_swiglu_fp8_grouped_forward != nullptr);
+    }
     default:
       return 0;
   }

@@ -5,6 +5,7 @@
     y = cake_jax.normgate(x, z, w, gate="sigmoid", gate_before_norm=True, group_size=64)
     q = cake_jax.swiglu_mxfp8(inp, "both")            # MXFP8 row_q/row_s/col_q/col_s
     f = cake_jax.swiglu_fp8(inp, "rowwise", "pow2")   # FP8 blockwise 1x128 (Hopper GEMMs)
+    g = cake_jax.swiglu_grouped(h, offs, "fp8_blockwise", "both")  # MoE: E experts, one launch
     g = cake_jax.swiglu_mxfp8_backward(inp, grad)      # the backward, quantized
     q = cake_jax.swiglu_mxfp8(inp, activation="clamped", prob=p)    # gpt-oss, router-weighted
     g, dp = cake_jax.swiglu_mxfp8_backward(inp, grad, activation="clamped", prob=p)
@@ -12,7 +13,8 @@
     n = cake_jax.normgate_fp8(x, z, w)                # norm-gate y as FP8 blockwise (or MXFP8)
 
 Under jit over a mesh the ops partition on rows (cake_jax._partition: custom_partitioning with
-Shardy rules); vmap folds into rows; inside shard_map they are the per-device calls.
+Shardy rules); vmap folds into rows; inside shard_map they are the per-device calls. The grouped
+ops (cake_jax._grouped) are replicated instead: their offsets index the whole token buffer.
 
 Importing this module loads libcake_jax.so (the shim) and libcake.so (through the `cake`
 Python package, which finds it), and registers the FFI targets for the "CUDA" platform. The
@@ -56,6 +58,11 @@ __all__ = [
     "swiglu_fp8_backward",
     "swiglu_dequantized",
     "normgate_fp8",
+    "swiglu_grouped",
+    "swiglu_grouped_backward",
+    "swiglu_grouped_qdq",
+    "dequantize_grouped",
+    "GroupedArrays",
     "MXFP8Arrays",
     "FP8BlockwiseArrays",
     "NormgateFP8Arrays",
@@ -80,9 +87,15 @@ TARGETS = {
     "cake_swiglu_mxfp8_variant_bwd": "cake_jax_swiglu_mxfp8_variant_bwd",
     "cake_swiglu_fp8_variant_fwd": "cake_jax_swiglu_fp8_variant_fwd",
     "cake_swiglu_fp8_variant_bwd": "cake_jax_swiglu_fp8_variant_bwd",
+    "cake_swiglu_mxfp8_grouped_fwd": "cake_jax_swiglu_mxfp8_grouped_fwd",
+    "cake_swiglu_mxfp8_grouped_bwd": "cake_jax_swiglu_mxfp8_grouped_bwd",
+    "cake_swiglu_fp8_grouped_fwd": "cake_jax_swiglu_fp8_grouped_fwd",
+    "cake_swiglu_fp8_grouped_bwd": "cake_jax_swiglu_fp8_grouped_bwd",
 }
 _OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3,
-        "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5, "normgate_fwd_quant": 6}
+        "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5, "normgate_fwd_quant": 6,
+        "swiglu_mxfp8_grouped_fwd": 7, "swiglu_mxfp8_grouped_bwd": 8,
+        "swiglu_fp8_grouped_fwd": 9, "swiglu_fp8_grouped_bwd": 10}
 
 
 def _shim_candidates():
@@ -139,7 +152,9 @@ def shim_path() -> str:
 def has_op(op: str) -> bool:
     """Whether the loaded libcake.so has the op ("normgate_fwd", "normgate_bwd",
     "swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd", "swiglu_fp8_fwd", "swiglu_fp8_bwd",
-    "normgate_fwd_quant")."""
+    "normgate_fwd_quant", "swiglu_mxfp8_grouped_fwd", "swiglu_mxfp8_grouped_bwd",
+    "swiglu_fp8_grouped_fwd", "swiglu_fp8_grouped_bwd"). A shim older than an op answers
+    False."""
     return bool(_shim.cake_jax_has_op(_OPS[op]))
 
 
@@ -1104,3 +1119,6 @@ def dequantize_mxfp8(q, s, colwise: bool = False):
 
 
 from ._swiglu_autograd import swiglu_dequantized  # noqa: E402,F401  (SwiGLU under autograd)
+# ---- grouped SwiGLU for MoE experts (cake_jax._grouped) ---------------------------------------
+from ._grouped import (GroupedArrays, dequantize_grouped, swiglu_grouped,  # noqa: E402
+                       swiglu_grouped_backward, swiglu_grouped_qdq)

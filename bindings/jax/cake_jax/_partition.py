@@ -33,12 +33,20 @@ the partition callback asks for it). Rules:
   layout); MXFP8's swizzled bytes with x's first dimension in whole 128-row tiles a device (the
   tiles' bytes follow the rows), else the rows are replicated.
 
+- grouped SwiGLU (both formats, forward and backward; cake_jax._grouped): nothing split. The
+  offsets index the whole token buffer and each expert's scales sit at padded offsets that
+  depend on the experts before it, so no device's rows make a call of their own: every operand
+  is replicated before the call (a row-sharded in is gathered) and every result is replicated.
+  Expert parallelism is a shard_map over the call, each device with its own tokens and offsets.
+
 A new op brings its rule as one RowRule (the kernel call on local operands, the Shardy string
 and how its operands and results are sharded given the rows' spec).
 
 Batching (vmap): the forward ops fold the batch into the rows (one kernel call on [B, ..., d] or
 [B*m, 2k]); a batched w, and the norm-gate backward (whose dw is a per-example sum that one call
-cannot give per batch element), map over the batch with lax.map instead.
+cannot give per batch element), map over the batch with lax.map instead, as do the grouped ops
+(each element's offsets index its own token buffer, and its scales are laid out for its own
+split).
 """
 
 from typing import Callable, NamedTuple
