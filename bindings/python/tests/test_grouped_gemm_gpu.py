@@ -130,6 +130,27 @@ def test_fp8_rowwise_feeds_scaled_mm_with_a_128x128_weight(counts, pow2):
         c += n
 
 
+def mxfp8_expert_rows(out, c, n, p):
+    """FP32 [n, O] of expert rows [c, c + n) from the rowwise outputs: its row_s bytes from
+    padded row p are the ungrouped call's of its rows."""
+    cp = out.row_s.shape[1]
+    s = out.row_s.reshape(-1)[p * cp:(p + -(-n // 128) * 128) * cp]
+    return ct.dequantize_mxfp8(out.row_q[c:c + n], s)
+
+
+def mxfp8_expert_cols(out, c, n, p):
+    """FP32 [n, O] of expert rows [c, c + n) from the colwise outputs: col_q's columns
+    [c, c + n), the expert's swizzled [O, ceil(n/32)] scales from byte R' * p / 32 (blocks of
+    32 of the expert's own rows, the last one partial)."""
+    o = out.col_q.shape[0]
+    rp = out.col_s.shape[0]
+    nb = -(-n // 32)
+    at = rp * p // 32 + ct.swizzled_scale_offsets(o, nb, DEV)
+    e = out.col_s.reshape(-1)[at].to(torch.int32)
+    scale = torch.exp2((e - 127).float()).repeat_interleave(32, dim=1)[:, :n]
+    return (out.col_q[:, c:c + n].float() * scale).t()
+
+
 @pytest.mark.parametrize("counts", list(ROW_COUNTS), ids=list(ROW_COUNTS))
 def test_mxfp8_dequantized_gemms_against_bf16(counts):
     counts, k, n_out = ROW_COUNTS[counts], 1024, 512
