@@ -236,7 +236,9 @@ struct BwdTuned {
     for (int s = 0; s < kStages - 1; ++s) issue(s, s, s);
 
     float wf[8];
-    unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+    const uint4 wv = load16<kLoadDefault>(p.w + lane * 8);
+    unpack8(wv, wf);
+    const bool w_wide = bf16x8_wide(wv);
     int64_t dx_off[kR], dz_off[kR];  // this thread's columns of its rows, from a step's first row
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
@@ -276,14 +278,17 @@ struct BwdTuned {
       uint16_t *const dx0 = p.dx + row0 * p.dx_stride;
       uint16_t *const dz0 = p.dz + row0 * p.dz_stride;
       const int rows_here = static_cast<int>(min(int64_t(kStepRows), p.rows - row0));
+      uint32_t wide_rows = 0;  // bit r: row r of this lane is wide (normgate_wide.cuh)
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const int in_step = r * kGroups + group;
         const bool valid = in_step < rows_here;
         const uint4 *v = st + in_step * kLanes + lane;
         float t[8];
-        row_backward<kLanes>(p, dx0 + dx_off[r], dz0 + dz_off[r], valid, v[0], v[kTensorVecs],
-                             v[2 * kTensorVecs], wf, inv_d, t);
+        if (row_backward<kLanes>(p, dx0 + dx_off[r], dz0 + dz_off[r], valid, v[0], v[kTensorVecs],
+                                 v[2 * kTensorVecs], wf, w_wide, inv_d, t)) {
+          wide_rows |= 1u << r;
+        }
         if (rows_here < kStepRows) {  // the last unit: rows past the end add +0
 #pragma unroll
           for (int k = 0; k < 8; ++k) t[k] = valid ? t[k] : 0.0f;
@@ -294,6 +299,19 @@ struct BwdTuned {
                                                    (in_step % kChunk) * kD + lane * 8);
           dst[0] = make_float4(t[0], t[1], t[2], t[3]);
           dst[1] = make_float4(t[4], t[5], t[6], t[7]);
+        }
+      }
+      // The step's wide rows in FP64, after its rows' FP32 work (the registers free): dx, dz
+      // stored and the dw terms over the FP32 ones in tbuf, before the barrier publishes them.
+      if (wide_rows != 0u) {  // rare
+#pragma unroll 1
+        for (int r = 0; r < kR; ++r) {
+          if ((wide_rows >> r & 1u) == 0u) continue;
+          const int in_step = r * kGroups + group;
+          float *t = want_dw ? tbuf + (i & 1) * kTBuf + (in_step / kChunk) * kTChunk +
+                                   (in_step % kChunk) * kD + lane * 8
+                             : nullptr;
+          wide_backward_to(p, false, row0 + in_step, lane * 8, t);
         }
       }
       // One barrier a step: the step's dw terms are in tbuf[i & 1] and the unit ring's writes are
@@ -318,7 +336,7 @@ struct BwdTuned {
         float acc = src[0];
 #pragma unroll
         for (int r = 1; r < kChunk; ++r) acc = __fadd_rn(acc, src[r * kD]);
-        c = static_cast<double>(acc);
+        c = chunk_to_double(acc);
       }
       if constexpr (kDet) {  // the unit's aligned subtree, adjacent pairs first
 #pragma unroll

@@ -11,11 +11,17 @@ namespace ng {
 
 enum : int32_t { kDwAccumulate = 1, kDwSkip = 2 };  // = CAKE_NORMGATE_DW_* in cake.h
 
-// Double to bf16 with one rounding: round to odd into FP32 (16 spare bits), then RNE to bf16.
-__device__ __forceinline__ uint16_t double_to_bf16_rn(double v) {
+// Double to FP32, rounded to odd: a later RNE into a format with at least 2 fewer bits (BF16,
+// F16) then rounds v once.
+__device__ __forceinline__ float double_to_f32_odd(double v) {
   float f = __double2float_rz(v);
   if (static_cast<double>(f) != v && !isnan(v)) f = __uint_as_float(__float_as_uint(f) | 1u);
-  return static_cast<uint16_t>(pack_bf16x2(f, 0.0f) & 0xffffu);
+  return f;
+}
+
+// Double to bf16 with one rounding: round to odd into FP32 (16 spare bits), then RNE to bf16.
+__device__ __forceinline__ uint16_t double_to_bf16_rn(double v) {
+  return static_cast<uint16_t>(pack_bf16x2(double_to_f32_odd(v), 0.0f) & 0xffffu);
 }
 
 // dw[col] = round(sum) or round(dw[col] + sum). The +0.0 makes an exact zero +0 whatever the

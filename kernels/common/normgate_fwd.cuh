@@ -16,6 +16,7 @@
 #include "normgate_math.cuh"
 #include "normgate_params.h"
 #include "normgate_quant.cuh"
+#include "normgate_wide.cuh"
 #include "program_desc.h"
 #include "vector_io.cuh"
 
@@ -65,42 +66,23 @@ __device__ __forceinline__ void prefetch_block(const cake_normgate_params &p, in
   prefetch_l2_bulk(p.z + row0 * p.d, bytes);
 }
 
-// The row's scale s and rstd (n = (x*s)*rstd) from this lane's leaf of a group-held row.
-// The overflow path is taken by the whole warp when any of its groups needs it (so every
-// shuffle has the full mask); groups that did not overflow keep s = 1 and their sum.
+// The row's rstd from this lane's leaf of a group-held row. wide: this lane's leaf holds an
+// input of kWideMaxInput or more; in_range: the row is left to the FP32 sequence
+// (stats_in_range), else it is wide, computed in FP64 (normgate_wide.cuh).
 template <int kLanes>
 __device__ __forceinline__ void group_row_stats(const float (&xf)[8], float inv_d, float eps,
-                                                unsigned mask, float &s, float &rstd) {
-  float ss = group_sum<kLanes>(chunk_sumsq<false>(xf, 1.0f), mask);
-  s = 1.0f;
-  float e = eps;
-  const bool overflow = isinf(ss);
-  if (__any_sync(0xffffffffu, overflow)) {
-    const float amax = group_max<kLanes>(chunk_absmax(xf), mask);
-    const bool rescale = overflow && isfinite(amax);
-    const float sc = rescale ? overflow_scale(amax) : 1.0f;
-    const float ss_scaled = group_sum<kLanes>(chunk_sumsq<true>(xf, sc), mask);
-    if (rescale) {
-      s = sc;
-      ss = ss_scaled;
-      e = scaled_eps(eps, sc);
-    }
-  }
-  rstd = rstd_from_sumsq(ss, inv_d, e);
+                                                unsigned mask, bool wide, float &rstd,
+                                                bool &in_range) {
+  const float ss = group_sum<kLanes>(mark_wide(chunk_sumsq<false>(xf, 1.0f), wide), mask);
+  rstd = rstd_from_sumsq(ss, inv_d, eps);
+  in_range = stats_in_range(ss, inv_d, eps);
 }
 
-// y of one lane's 8 columns, n = (x*s)*rstd. Where every row of the warp has s == 1,
-// (x*1)*rstd == x*rstd: one multiply fewer, the same bits.
+// y of one lane's 8 columns, n = x * rstd.
 __device__ __forceinline__ void gated_row(const float (&xf)[8], const float (&zf)[8],
-                                          const float (&wf)[8], float s, float rstd,
-                                          float (&yf)[8]) {
-  if (__all_sync(0xffffffffu, s == 1.0f)) {
+                                          const float (&wf)[8], float rstd, float (&yf)[8]) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(xf[i], rstd), wf[i], zf[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(__fmul_rn(xf[i], s), rstd), wf[i], zf[i]);
-  }
+  for (int i = 0; i < 8; ++i) yf[i] = gated(__fmul_rn(xf[i], rstd), wf[i], zf[i]);
 }
 
 template <class Cfg>
@@ -112,8 +94,17 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
   const int group = threadIdx.x / kLanes;
   const unsigned mask = group_mask<kLanes>();
 
-  float wf[8];
-  unpack8(load16<kLoadDefault>(p.w + lane * 8), wf);
+  // A quantizing program's FP64 y of wide rows on their way to the quantizer (8 slots a thread).
+  __shared__ float stage[Cfg::kQuant != 0 ? 8 * Cfg::kThreads : 1];
+  // A plain program keeps w in registers; a quantizing one reads it each block (an L1 hit), so
+  // that its rare pass after the block has their registers.
+  float w_kept[8];
+  uint32_t w_exp = 0;
+  if constexpr (Cfg::kQuant == 0) {
+    const uint4 wv = load16<kLoadDefault>(p.w + lane * 8);
+    unpack8(wv, w_kept);
+    w_exp = bf16x8_exp(wv);
+  }
   const float inv_d = inverse_width(Cfg::kD);
 
   if (Cfg::kPrefetch > 0 && threadIdx.x == 0 && p.packed) {
@@ -124,6 +115,15 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
       prefetch_block(p, b + int64_t(Cfg::kPrefetch) * gridDim.x);
     }
     const int64_t row0 = b * int64_t(kGroups * kR);
+    float wf[8];
+    if constexpr (Cfg::kQuant == 0) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) wf[i] = w_kept[i];
+    } else {
+      const uint4 wv = load16<kLoadDefault>(p.w + lane * 8);
+      unpack8(wv, wf);
+      w_exp = bf16x8_exp(wv);
+    }
     uint4 xv[kR], zv[kR];
     // Prologue: every load of the block in flight before the first use.
 #pragma unroll
@@ -137,26 +137,83 @@ __device__ __forceinline__ void fwd_tuned(const cake_normgate_params &p) {
         zv[r] = make_uint4(0, 0, 0, 0);
       }
     }
+    uint32_t wide_rows = 0;  // bit r: row r is wide, computed after the block (normgate_wide.cuh)
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int64_t row = row0 + r * kGroups + group;
       float xf[8], zf[8], yf[8];
       unpack8(xv[r], xf);
       unpack8(zv[r], zf);
-      float s, rstd;
-      group_row_stats<kLanes>(xf, inv_d, p.eps, mask, s, rstd);
-      gated_row(xf, zf, wf, s, rstd, yf);
+      float rstd;
+      bool in_range;
+      group_row_stats<kLanes>(xf, inv_d, p.eps, mask,
+                              bf16_exp_wide(__vmaxu2(w_exp, __vmaxu2(bf16x8_exp(xv[r]), bf16x8_exp(zv[r])))),
+                              rstd, in_range);
+      const bool wide = row < p.rows && !in_range;  // rare: FP64 in place of the FP32 sequence
+      float rstd_out = rstd;
       if constexpr (Cfg::kQuant == 0) {
-        if (row < p.rows) {
+        if (wide) {
+          wide_rows |= 1u << r;
+        } else if (row < p.rows) {
+          gated_row(xf, zf, wf, rstd, yf);
           store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, pack8(yf));
-          if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+          if (p.rstd != nullptr && lane == 0) p.rstd[row] = rstd_out;
         }
       } else {
+        if (wide) wide_rows |= 1u << r;  // its y and blocks again after the block
+        gated_row(xf, zf, wf, rstd, yf);
         const uint4 yv = pack8(yf);
         quant_store<Cfg::kQuant>(p, yv, lane, kLanes < 16 ? kLanes : 16, true, row);
         if (row < p.rows) {
           if (p.y != nullptr) store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, yv);
-          if (p.rstd != nullptr && lane == 0) p.rstd[row] = __fmul_rn(rstd, s);
+          if (p.rstd != nullptr && lane == 0) p.rstd[row] = rstd_out;
+        }
+      }
+    }
+    // The wide rows in FP64 after the block, when its rows' data have left the registers. A
+    // quantizing program's blocks span lanes (and, at d = 64, rows): its warp passes each row r
+    // that holds a wide row again, the wide lanes' y from FP64 (staged in shared memory, one
+    // thread's own slots), the others' from the FP32 sequence again, and quantizes them again.
+    if constexpr (Cfg::kQuant == 0) {
+      if (wide_rows != 0u) {  // rare
+#pragma unroll 1
+        for (int r = 0; r < kR; ++r) {
+          if (wide_rows >> r & 1u) wide_forward_store(p, false, row0 + r * kGroups + group, lane * 8);
+        }
+      }
+    } else if (__any_sync(0xffffffffu, wide_rows != 0u)) {  // rare
+#pragma unroll 1
+      for (int r = 0; r < kR; ++r) {
+        const bool wide = (wide_rows >> r & 1u) != 0u;
+        if (!__any_sync(0xffffffffu, wide)) continue;
+        const int64_t row = row0 + r * kGroups + group;
+        float rstd_out = 0.0f;
+        if (wide) {
+          rstd_out = wide_forward8(p, wide_form(p, false), row, lane * 8,
+                                   [&](int i, float y) { stage[i * Cfg::kThreads + threadIdx.x] = y; });
+        }
+        const bool ok = row < p.rows;
+        const uint4 xr = ok ? load16<kLoadDefault>(p.x + row * p.x_stride + lane * 8) : make_uint4(0, 0, 0, 0);
+        const uint4 zr = ok ? load16<kLoadDefault>(p.z + row * p.z_stride + lane * 8) : make_uint4(0, 0, 0, 0);
+        float xf[8], zf[8], yf[8], rstd;
+        bool in_range;
+        unpack8(xr, xf);
+        unpack8(zr, zf);
+        group_row_stats<kLanes>(xf, inv_d, p.eps, mask, false, rstd, in_range);
+        float wr[8];
+        unpack8(load16<kLoadDefault>(p.w + lane * 8), wr);
+        gated_row(xf, zf, wr, rstd, yf);
+        if (wide) {
+#pragma unroll
+          for (int i = 0; i < 8; ++i) yf[i] = stage[i * Cfg::kThreads + threadIdx.x];
+        } else {
+          rstd_out = rstd;
+        }
+        const uint4 yv = pack8(yf);
+        quant_store<Cfg::kQuant>(p, yv, lane, kLanes < 16 ? kLanes : 16, true, row);
+        if (ok) {
+          if (p.y != nullptr) store16<kStoreStreaming>(p.y + row * p.y_stride + lane * 8, yv);
+          if (p.rstd != nullptr && lane == 0) p.rstd[row] = rstd_out;
         }
       }
     }

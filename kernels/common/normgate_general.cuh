@@ -83,7 +83,7 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
   constexpr int kStages = Cfg::kPrefetch;
   constexpr int kThreads = Cfg::kThreads;
   static_assert(kStages >= 2 && kStages <= 4, "a row in flight while one is read");
-  __shared__ float red[4 * 32];
+  __shared__ float red[4 * 32];  // reduction sites: red (sums of squares), red + 96 (g * n)
   __shared__ double sums[kCombineDoubles<kThreads>];
   __shared__ int flag;
   // The load ring (cake_ng_general_bwd_smem): [stage][x, z, dy][thread] 16-byte vectors. Each
@@ -103,7 +103,7 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
   const int64_t col = g.li * 8;
   // The CTA's trips: its blocks' 16 rows each, in order; the loads run kStages - 1 trips ahead,
   // across blocks (the next block's first rows arrive while this one's dw is combined).
-  const int64_t my_blocks = (p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x;
+  const int64_t my_blocks = cta_blocks(p.num_blocks);
   const int64_t trips = my_blocks * kChunk;
   auto row_of = [&](int64_t k) {
     return (blockIdx.x + (k / kChunk) * int64_t(gridDim.x)) * p.rows_per_block +
@@ -124,7 +124,13 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
 #pragma unroll
   for (int k = 0; k < kStages - 1; ++k) issue(k);
 
-  const uint4 wv = load_or_zero(p.w + col, g.holds());
+  // w waits in this thread's shared slot, read back each row (and its range test with it):
+  // held in registers across the loop it would cost the program its 64 registers.
+  __shared__ uint4 w_slot[kThreads];
+  {
+    const uint4 wv = load_or_zero(p.w + col, g.holds());
+    w_slot[threadIdx.x] = wv;
+  }
   if constexpr (!kDet) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) part[i * kThreads] = 0.0;
@@ -141,39 +147,49 @@ __device__ __forceinline__ void bwd_general(const cake_normgate_params &p) {
     unpack8(v[0], xf);
     unpack8(v[kThreads], zf);
     unpack8(v[2 * kThreads], dyf);
-    unpack8(wv, wf);
+    unpack8(w_slot[thread_index()], wf);
 
-    float s, rstd;
-    general_row_stats(xf, inv_d, p.eps, g, red, s, rstd);
+    float rstd;
+    bool in_range;
+    general_row_stats(xf, inv_d, p.eps, g, red,
+                      bf16x8_wide(w_slot[thread_index()]) || bf16x8_wide(v[0]) || bf16x8_wide(v[kThreads]) || bf16x8_wide(v[2 * kThreads]),
+                      rstd, in_range);
     RowGrad rg;
-    const bool lean = __all_sync(0xffffffffu, s == 1.0f);
-    const float leaf = lean ? grad_leaf<false>(xf, zf, dyf, wf, s, rstd, rg)
-                            : grad_leaf<true>(xf, zf, dyf, wf, s, rstd, rg);
+    const float leaf = grad_leaf(xf, zf, dyf, wf, rstd, rg);
     const float m = mean_of(group_reduce(leaf, g, red + 96, AddOp{}), inv_d);
-    float dxf[8], dzf[8], t[8];
-    if (lean) {
-      grad_out<false>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
+    if (valid && g.holds() && !in_range) {  // rare: a wide row, FP64 in place of the FP32 sequence
+      // Scratch: this thread's slot of the ring stage just read (refilled only next trip).
+      wide_backward_acc(p, false, row, static_cast<int32_t>(col), reinterpret_cast<float *>(acc),
+                        4 * kThreads, r == 0,
+                        reinterpret_cast<double *>(ring + (k % kStages) * 3 * kThreads + threadIdx.x));
     } else {
-      grad_out<true>(zf, dyf, wf, s, rstd, m, rg, dxf, dzf, t);
-    }
-    if (valid && g.holds()) {
-      store16<kStoreStreaming>(p.dx + row * p.dx_stride + col, pack8(dxf));
-      store16<kStoreStreaming>(p.dz + row * p.dz_stride + col, pack8(dzf));
-    }
+      // z and dy re-read from the ring slot: held across the reductions' barriers they would
+      // cost the program its 64 registers.
+      unpack8(v[kThreads], zf);
+      unpack8(v[2 * kThreads], dyf);
+      float dxf[8], dzf[8], t[8];
+      grad_out(zf, dyf, wf, rstd, m, rg, dxf, dzf, t);
+      if (valid && g.holds()) {
+        store16<kStoreStreaming>(p.dx + row * p.dx_stride + col, pack8(dxf));
+        store16<kStoreStreaming>(p.dz + row * p.dz_stride + col, pack8(dzf));
+      }
 #pragma unroll
-    for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
-    if (r == 0) {
-      acc[0] = make_float4(t[0], t[1], t[2], t[3]);
-      acc[kThreads] = make_float4(t[4], t[5], t[6], t[7]);
-    } else {
-      const float4 a = acc[0], b = acc[kThreads];
-      acc[0] = make_float4(__fadd_rn(a.x, t[0]), __fadd_rn(a.y, t[1]), __fadd_rn(a.z, t[2]), __fadd_rn(a.w, t[3]));
-      acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
+      for (int i = 0; i < 8; ++i) t[i] = valid ? t[i] : 0.0f;
+      if (r == 0) {
+        acc[0] = make_float4(t[0], t[1], t[2], t[3]);
+        acc[kThreads] = make_float4(t[4], t[5], t[6], t[7]);
+      } else {
+        const float4 a = acc[0], b = acc[kThreads];
+        acc[0] = make_float4(__fadd_rn(a.x, t[0]), __fadd_rn(a.y, t[1]), __fadd_rn(a.z, t[2]), __fadd_rn(a.w, t[3]));
+        acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
+      }
     }
     if (r != kChunk - 1 || !want_dw) continue;  // CTA-uniform
     // The chunk's canonical sum is complete: into the block's node or this thread's sum.
     const float4 a = acc[0], b = acc[kThreads];
-    double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    double c[8] = {chunk_to_double(a.x), chunk_to_double(a.y), chunk_to_double(a.z),
+                   chunk_to_double(a.w), chunk_to_double(b.x), chunk_to_double(b.y),
+                   chunk_to_double(b.z), chunk_to_double(b.w)};
     if constexpr (kDet) {
       const int64_t b = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
       double *node = tree_node(p, cake_ng_level_of(&tree, 0), b);

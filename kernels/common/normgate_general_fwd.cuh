@@ -29,38 +29,26 @@ template <class Op>
 __device__ __forceinline__ float group_reduce(float v, const GeneralGroup &g, float *red, Op op) {
   for (int off = 1; off < g.shfl; off <<= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
   if (g.warps > 1) {  // CTA-uniform
-    if (g.lane == 0) red[g.warp] = v;
+    if (g.lane == 0) red[thread_index() >> 5] = v;
     __syncthreads();
     // Each lane takes its group's warp sum lane % warps: every aligned run of `warps` lanes
-    // builds the same tree from the same values.
-    v = red[(g.warp & ~(g.warps - 1)) + (g.lane & (g.warps - 1))];
+    // builds the same tree from the same values. The index from thread_index(): recomputed
+    // here, not held across the caller's loop.
+    const unsigned t = thread_index();
+    v = red[((t >> 5) & ~unsigned(g.warps - 1)) + (t & unsigned(g.warps - 1))];
     for (int off = 1; off < g.warps; off <<= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
   }
   return v;
 }
 
-// The row's scale s and rstd (see group_row_stats); red: 3 x 32 floats. The overflow path is
-// taken by the whole warp (or, for groups spanning warps, the whole CTA) when any row needs it.
+// The row's rstd and whether it is left to the FP32 sequence (see group_row_stats); red: 32
+// floats.
 __device__ __forceinline__ void general_row_stats(const float (&xf)[8], float inv_d, float eps,
-                                                  const GeneralGroup &g, float *red, float &s,
-                                                  float &rstd) {
-  float ss = group_reduce(chunk_sumsq<false>(xf, 1.0f), g, red, AddOp{});
-  s = 1.0f;
-  float e = eps;
-  const bool overflow = isinf(ss);
-  const bool any = g.warps > 1 ? __syncthreads_or(overflow) != 0 : __any_sync(0xffffffffu, overflow);
-  if (any) {
-    const float amax = group_reduce(chunk_absmax(xf), g, red + 32, MaxOp{});
-    const bool rescale = overflow && isfinite(amax);
-    const float sc = rescale ? overflow_scale(amax) : 1.0f;
-    const float ss_scaled = group_reduce(chunk_sumsq<true>(xf, sc), g, red + 64, AddOp{});
-    if (rescale) {
-      s = sc;
-      ss = ss_scaled;
-      e = scaled_eps(eps, sc);
-    }
-  }
-  rstd = rstd_from_sumsq(ss, inv_d, e);
+                                                  const GeneralGroup &g, float *red, bool wide,
+                                                  float &rstd, bool &in_range) {
+  const float ss = group_reduce(mark_wide(chunk_sumsq<false>(xf, 1.0f), wide), g, red, AddOp{});
+  rstd = rstd_from_sumsq(ss, inv_d, eps);
+  in_range = stats_in_range(ss, inv_d, eps);
 }
 
 __device__ __forceinline__ uint4 load_or_zero(const uint16_t *ptr, bool ok) {
@@ -70,10 +58,16 @@ __device__ __forceinline__ uint4 load_or_zero(const uint16_t *ptr, bool ok) {
 template <class Cfg>
 __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
   constexpr int kR = Cfg::kRowsPerGroup;
-  __shared__ float red[3 * 32];
+  // Two reduction sites, alternating by row: a row's single reduction reads its site after a
+  // barrier, and the next write to that site comes after the next row's barrier.
+  __shared__ float red[2 * 32];
+  int site = 0;
+  // A quantizing program's FP64 y of wide rows on their way to the quantizer (8 slots a thread).
+  __shared__ float stage[Cfg::kQuant != 0 ? 8 * Cfg::kThreads : 1];
   const GeneralGroup g = general_group<Cfg::kThreads>(p.d);
   const float inv_d = inverse_width(p.d);
   const uint4 wv = load_or_zero(p.w + g.li * 8, g.holds());  // unpacked at use: 32 registers
+  const bool w_wide = bf16x8_wide(wv);
 
   for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
     const int64_t row0 = b * p.rows_per_block + g.group;
@@ -85,29 +79,80 @@ __device__ __forceinline__ void fwd_general(const cake_normgate_params &p) {
       xv[r] = load_or_zero(p.x + row * p.x_stride + g.li * 8, ok);
       zv[r] = load_or_zero(p.z + row * p.z_stride + g.li * 8, ok);
     }
+    uint32_t wide_rows = 0;  // quantizing: bit r, row r is wide (normgate_wide.cuh)
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int64_t row = row0 + int64_t(r) * g.groups;
       float xf[8], zf[8], wf[8], yf[8];
       unpack8(xv[r], xf);
       unpack8(zv[r], zf);
-      float s, rstd;
-      general_row_stats(xf, inv_d, p.eps, g, red, s, rstd);
-      unpack8(wv, wf);
-      gated_row(xf, zf, wf, s, rstd, yf);
+      float rstd;
+      bool in_range;
+      general_row_stats(xf, inv_d, p.eps, g, red + 32 * site,
+                        w_wide || bf16x8_wide(xv[r]) || bf16x8_wide(zv[r]), rstd, in_range);
+      site ^= 1;
+      const bool wide = g.holds() && row < p.rows && !in_range;  // rare: FP64 in place of FP32
+      float rstd_out = rstd;
       if constexpr (Cfg::kQuant == 0) {
-        if (row < p.rows) {
+        if (wide) {
+          wide_forward_store(p, false, row, g.li * 8);
+        } else if (row < p.rows) {
+          unpack8(wv, wf);
+          gated_row(xf, zf, wf, rstd, yf);
           if (g.holds()) store16<kStoreStreaming>(p.y + row * p.y_stride + g.li * 8, pack8(yf));
-          if (p.rstd != nullptr && g.li == 0) p.rstd[row] = __fmul_rn(rstd, s);
+          if (p.rstd != nullptr && g.li == 0) p.rstd[row] = rstd_out;
         }
       } else {
+        if (wide) wide_rows |= 1u << r;  // its y and blocks again after the block
+        unpack8(wv, wf);
+        gated_row(xf, zf, wf, rstd, yf);
         const uint4 yv = pack8(yf);
         quant_store<Cfg::kQuant>(p, yv, g.li, min(g.lanes, 16), g.holds(), row);
         if (row < p.rows) {
           if (g.holds() && p.y != nullptr) {
             store16<kStoreStreaming>(p.y + row * p.y_stride + g.li * 8, yv);
           }
-          if (p.rstd != nullptr && g.li == 0) p.rstd[row] = __fmul_rn(rstd, s);
+          if (p.rstd != nullptr && g.li == 0) p.rstd[row] = rstd_out;
+        }
+      }
+    }
+    // A quantizing program's wide rows after the block, as in fwd_tuned: each row r holding a
+    // wide row passes again (with the whole CTA where a row spans warps), the wide lanes' y from
+    // FP64 staged in shared memory.
+    if constexpr (Cfg::kQuant != 0) {
+      auto any = [&](bool v) { return g.warps > 1 ? __syncthreads_or(v) != 0 : __any_sync(0xffffffffu, v) != 0; };
+      if (any(wide_rows != 0u)) {  // rare
+#pragma unroll 1
+        for (int r = 0; r < kR; ++r) {
+          const bool wide = (wide_rows >> r & 1u) != 0u;
+          if (!any(wide)) continue;
+          const int64_t row = row0 + int64_t(r) * g.groups;
+          float rstd_out = 0.0f;
+          if (wide) {
+            rstd_out = wide_forward8(p, wide_form(p, false), row, g.li * 8,
+                                     [&](int i, float y) { stage[i * Cfg::kThreads + threadIdx.x] = y; });
+          }
+          const bool ok = row < p.rows && g.holds();
+          float xf[8], zf[8], wf[8], yf[8], rstd;
+          bool in_range;
+          unpack8(load_or_zero(p.x + row * p.x_stride + g.li * 8, ok), xf);
+          unpack8(load_or_zero(p.z + row * p.z_stride + g.li * 8, ok), zf);
+          general_row_stats(xf, inv_d, p.eps, g, red + 32 * site, false, rstd, in_range);
+          site ^= 1;
+          unpack8(wv, wf);
+          gated_row(xf, zf, wf, rstd, yf);
+          if (wide) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) yf[i] = stage[i * Cfg::kThreads + threadIdx.x];
+          } else {
+            rstd_out = rstd;
+          }
+          const uint4 yv = pack8(yf);
+          quant_store<Cfg::kQuant>(p, yv, g.li, min(g.lanes, 16), g.holds(), row);
+          if (row < p.rows) {
+            if (g.holds() && p.y != nullptr) store16<kStoreStreaming>(p.y + row * p.y_stride + g.li * 8, yv);
+            if (p.rstd != nullptr && g.li == 0) p.rstd[row] = rstd_out;
+          }
         }
       }
     }

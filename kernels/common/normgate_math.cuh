@@ -16,6 +16,8 @@
 #pragma once
 #include <stdint.h>
 
+#include "cake.h"
+
 namespace cake {
 namespace ng {
 
@@ -63,6 +65,39 @@ __device__ __forceinline__ unsigned group_mask() {
   return 0xffffffffu;
 }
 
+// threadIdx.x read again where it is used (a volatile read of %tid.x): an address derived from
+// it is then recomputed in a loop, not kept in a register across it, which a program at its
+// register budget would spill to local memory.
+__device__ __forceinline__ unsigned thread_index() {
+#if defined(CAKE_HOST_EMULATION)
+  return threadIdx.x;
+#else
+  unsigned t;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+  return t;
+#endif
+}
+
+// The blocks of a grid-stride walk over num_blocks blocks that this CTA takes:
+// ceil((num_blocks - blockIdx.x) / gridDim.x). Without a 64-bit division, whose subroutine call
+// makes the compiler keep the values live across it in local memory: a 32-bit division when
+// the count fits, else bit by bit (a walk of 2^32 blocks or more, never hot).
+__device__ __forceinline__ int64_t cta_blocks(int64_t num_blocks) {
+  const uint64_t n = static_cast<uint64_t>(num_blocks - blockIdx.x + gridDim.x - 1);
+  const uint32_t g = gridDim.x;
+  if ((n >> 32) == 0u) return static_cast<int64_t>(static_cast<uint32_t>(n) / g);
+  uint64_t q = 0, r = 0;
+#pragma unroll 1
+  for (int i = 63; i >= 0; --i) {
+    r = (r << 1) | ((n >> i) & 1u);
+    if (r >= g) {
+      r -= g;
+      q |= uint64_t(1) << i;
+    }
+  }
+  return static_cast<int64_t>(q);
+}
+
 // 1/d, once per thread: the mean is sum * (1/d) (a multiply, not the division's slow path).
 // For d in [8, 8192] the reciprocal's fast path (the SFU's estimate and one Newton step) is
 // __frcp_rn's own result; its slow path (a subroutine call, which makes the general programs
@@ -90,19 +125,6 @@ __device__ __forceinline__ float rstd_from_sumsq(float sumsq, float inv_d, float
   return r;
 }
 
-// When sum(x^2) overflows FP32 for a finite row, the row is scaled by a power of two s with
-// amax*s in [2, 4) (exact; s itself is a normal float for every finite amax) and the statistics
-// recomputed: n = (x*s) * rstd_s with rstd_s = 1/sqrt(mean((x s)^2) + eps s^2). The scaled sum
-// is at most 16 * 8192. For ordinary rows s = 1 and nothing changes.
-__device__ __forceinline__ float overflow_scale(float amax) {
-  const uint32_t e = __float_as_uint(amax) >> 23;  // biased exponent, <= 254 for finite amax
-  return __uint_as_float((255u - e) << 23);
-}
-
-__device__ __forceinline__ float scaled_eps(float eps, float s) {
-  return __fmul_rn(__fmul_rn(eps, s), s);
-}
-
 // sigmoid(z) = 1 / (1 + 2^(-z log2 e)) on the SFU. Saturates to 0 or 1 without NaN for finite
 // z: 2^t overflows to Inf (then 1/Inf = 0) or flushes to 0 (then 1/1 = 1).
 __device__ __forceinline__ float sigmoid(float z) {
@@ -120,6 +142,18 @@ __device__ __forceinline__ float sigmoid(float z) {
 // y = (n * w) * (z * sigmoid(z)), one rounding to bf16 at the end (done by the caller).
 __device__ __forceinline__ float gated(float n, float w, float z) {
   return __fmul_rn(__fmul_rn(n, w), __fmul_rn(z, sigmoid(z)));
+}
+
+// a(z) of the variant's gate (SiLU: z * sigmoid(z); sigmoid) and, for the backward, sigmoid(z).
+__device__ __forceinline__ float gate_of(float z, float s, int32_t gate) {
+  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(z, s) : s;
+}
+
+// a'(z): SiLU s * (1 + z * (1 - s)); sigmoid s * (1 - s).
+__device__ __forceinline__ float gate_slope(float z, float s, int32_t gate) {
+  const float one_minus = __fsub_rn(1.0f, s);
+  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(s, __fmaf_rn(z, one_minus, 1.0f))
+                                         : __fmul_rn(s, one_minus);
 }
 
 }  // namespace ng

@@ -41,9 +41,7 @@ namespace ng {
 
 // Double to F16 with one rounding: round to odd into FP32 (13 spare bits), then RNE to F16.
 __device__ __forceinline__ unsigned short double_to_f16_rn(double v) {
-  float f = __double2float_rz(v);
-  if (static_cast<double>(f) != v && !isnan(v)) f = __uint_as_float(__float_as_uint(f) | 1u);
-  return static_cast<unsigned short>(pack_f16x2(f, 0.0f) & 0xffffu);
+  return static_cast<unsigned short>(pack_f16x2(double_to_f32_odd(v), 0.0f) & 0xffffu);
 }
 
 // The variant programs' rounding into dw: store_dw's, plus F16 (p.dw_dtype).
@@ -74,7 +72,7 @@ __device__ __forceinline__ void variant_det_node(const float4 *acc, const Genera
   auto value = [&](int group, int column) {
     const float4 *slot = acc + (column % 8 / 4) * kThreads + group * g.lanes + column / 8;
     const float *f = reinterpret_cast<const float *>(slot);
-    return static_cast<double>(f[column % 4]);
+    return chunk_to_double(f[column % 4]);
   };
   const int tid = static_cast<int>(threadIdx.x);
   __syncthreads();  // every group's chunk sums are in shared memory
@@ -109,6 +107,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   __shared__ float red[kThreads];
   __shared__ double sums[kCombineDoubles<kThreads>];
   __shared__ int flag;
+  __shared__ double wide_scratch[2 * kThreads];  // each thread's two: wide groups' statistics
   // Dynamic shared memory (cake_ng_general_bwd_smem with no ring): each thread's FP32 chunk sums
   // of its 8 columns, and (non-deterministic) its FP64 sums over its chunks; its own slots only.
   extern __shared__ __align__(16) unsigned char smem[];
@@ -121,7 +120,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   const int col = g.li * 8;
   // The CTA's trips: its blocks' 16 rows each, in order. 32 bits: a grid of up to 2^31 CTAs
   // over at most 2^55 blocks (the library's 64-bit byte counts) leaves at most 2^28 trips.
-  const int my_blocks = static_cast<int>((p.num_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x);
+  const int my_blocks = static_cast<int>(cta_blocks(p.num_blocks));
   const int trips = my_blocks * kChunk;
   if constexpr (!kDet) {
 #pragma unroll
@@ -155,6 +154,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     }
     const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
     const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
+    const bool in_range = stats_in_range(ss, inv_g, p.eps);
     {
       float wf[8];
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
@@ -166,8 +166,16 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
         const float dn = __fmul_rn(before ? dyf[i] : __fmul_rn(dyf[i], a), wf[i]);
         leaf = i == 0 ? __fmul_rn(dn, n) : __fmaf_rn(dn, n, leaf);
       }
+      // The backward marks a leaf with an input of 2^24 or more in its g * n sum: the group's
+      // mean is then NaN (normgate_wide.cuh).
+      const float amax = fmaxf(fmaxf(chunk_absmax(wf), chunk_absmax(xf)), fmaxf(chunk_absmax(zf), chunk_absmax(dyf)));
+      leaf = mark_wide(leaf, amax);
     }
     const float m = mean_of(variant_group_sum(leaf, g, variant_group(g, p.group), red), inv_g);
+    if (ok && (!in_range || isnan(m))) {  // rare: a wide group, FP64 in place of FP32
+      wide_backward_acc(p, true, row, col, reinterpret_cast<float *>(acc), 4 * kThreads, r == 0,
+                        wide_scratch + 2 * threadIdx.x);
+    } else {
     float dxf[8], dzf[8], t[8];
     {
       float wf[8];
@@ -206,6 +214,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       acc[0] = make_float4(__fadd_rn(a.x, t[0]), __fadd_rn(a.y, t[1]), __fadd_rn(a.z, t[2]), __fadd_rn(a.w, t[3]));
       acc[kThreads] = make_float4(__fadd_rn(b.x, t[4]), __fadd_rn(b.y, t[5]), __fadd_rn(b.z, t[6]), __fadd_rn(b.w, t[7]));
     }
+    }
     if (r != kChunk - 1 || !want_dw) continue;  // CTA-uniform
     if constexpr (kDet) {
       // The tree's shape, once a chunk (16 rows) rather than held in registers through the walk.
@@ -215,7 +224,9 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       tree_publish(p, tree, blk, &flag, StoreDwVariant{});
     } else {
       const float4 a = acc[0], b = acc[kThreads];
-      const double c[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+      const double c[8] = {chunk_to_double(a.x), chunk_to_double(a.y), chunk_to_double(a.z),
+                           chunk_to_double(a.w), chunk_to_double(b.x), chunk_to_double(b.y),
+                           chunk_to_double(b.z), chunk_to_double(b.w)};
 #pragma unroll
       for (int i = 0; i < 8; ++i) part[i * kThreads] = __dadd_rn(part[i * kThreads], c[i]);
     }

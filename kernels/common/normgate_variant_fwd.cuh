@@ -10,34 +10,13 @@
 #include "normgate_math.cuh"
 #include "normgate_params.h"
 #include "normgate_variant_group.cuh"
+#include "normgate_wide.cuh"
 #include "vector_io.cuh"
 
 namespace cake {
 namespace ng {
 
 // ---- Element I/O: 8 consecutive elements of a BF16, F16 or FP32 tensor as FP32 -------------
-
-__device__ __forceinline__ float f16_to_f32(uint32_t bits16) {
-#if defined(CAKE_HOST_EMULATION)
-  return cake_emu::f16_to_f32(static_cast<uint16_t>(bits16));
-#else
-  float f;
-  const unsigned short h = static_cast<unsigned short>(bits16);
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-#endif
-}
-
-// Round-to-nearest-even pack of two FP32 into F16 (lo in the low half).
-__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
-#if defined(CAKE_HOST_EMULATION)
-  return uint32_t(cake_emu::f32_to_f16_rn(lo)) | (uint32_t(cake_emu::f32_to_f16_rn(hi)) << 16);
-#else
-  uint32_t r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-#endif
-}
 
 // elem: the element index of the first of the 8 (a multiple of 8 from a 16-byte aligned row).
 __device__ __forceinline__ void load8_as_f32(const void *base, int64_t elem, int32_t dtype, bool ok,
@@ -89,20 +68,6 @@ __device__ __forceinline__ void store8_from_f32(void *base, int64_t elem, int32_
   }
 }
 
-// ---- The gate --------------------------------------------------------------------------------
-
-// a(z) of the variant's gate (SiLU: z * sigmoid(z); sigmoid) and, for the backward, sigmoid(z).
-__device__ __forceinline__ float gate_of(float z, float s, int32_t gate) {
-  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(z, s) : s;
-}
-
-// a'(z): SiLU s * (1 + z * (1 - s)); sigmoid s * (1 - s).
-__device__ __forceinline__ float gate_slope(float z, float s, int32_t gate) {
-  const float one_minus = __fsub_rn(1.0f, s);
-  return gate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(s, __fmaf_rn(z, one_minus, 1.0f))
-                                         : __fmul_rn(s, one_minus);
-}
-
 // ---- Forward ---------------------------------------------------------------------------------
 
 template <class Cfg>
@@ -116,6 +81,12 @@ __device__ __forceinline__ void fwd_variant(const cake_normgate_params &p) {
   const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
   const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
   const int64_t ngroups = p.d / p.group;
+  float w_amax;  // the largest |w| of this thread's columns (a wide group's test)
+  {
+    float wf[8];
+    load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+    w_amax = chunk_absmax(wf);
+  }
 
   for (int64_t b = blockIdx.x; b < p.num_blocks; b += gridDim.x) {
     const int64_t row0 = b * p.rows_per_block + g.group;
@@ -127,28 +98,40 @@ __device__ __forceinline__ void fwd_variant(const cake_normgate_params &p) {
       load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf[r]);
       load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf[r]);
     }
+    bool wide[kR];  // the trip's wide groups, written after its FP32 rows: their FP64 walk
+                    // re-reads the row, so the trip's inputs need not live across it
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int64_t row = row0 + int64_t(r) * g.groups;
+      wide[r] = false;
       float a[8], u[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         a[i] = gated ? gate_of(zf[r][i], sigmoid(zf[r][i]), p.gate) : 1.0f;
         u[i] = before ? __fmul_rn(xf[r][i], a[i]) : xf[r][i];
       }
-      const float ss = variant_group_sum<false>(chunk_sumsq<false>(u, 1.0f), g, vg, red);
+      const float amax = fmaxf(w_amax, fmaxf(chunk_absmax(xf[r]), chunk_absmax(zf[r])));
+      const float ss = variant_group_sum<false>(mark_wide(chunk_sumsq<false>(u, 1.0f), amax), g, vg, red);
       const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
-      float wf[8], yf[8];
-      load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float nw = __fmul_rn(__fmul_rn(u[i], rstd), wf[i]);
-        yf[i] = (gated && !before) ? __fmul_rn(nw, a[i]) : nw;
-      }
       if (row < p.rows && g.holds()) {
-        store8_from_f32(p.y, row * p.y_stride + col, p.x_dtype, yf);
-        if (p.rstd != nullptr && g.li == vg.gstart) p.rstd[row * ngroups + g.li / vg.q] = rstd;
+        if (!stats_in_range(ss, inv_g, p.eps)) {  // rare: a wide group, FP64 in place of FP32
+          wide[r] = true;
+        } else {
+          float wf[8], yf[8];
+          load8_as_f32(p.w, col, p.w_dtype, true, wf);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const float nw = __fmul_rn(__fmul_rn(u[i], rstd), wf[i]);
+            yf[i] = (gated && !before) ? __fmul_rn(nw, a[i]) : nw;
+          }
+          store8_from_f32(p.y, row * p.y_stride + col, p.x_dtype, yf);
+          if (p.rstd != nullptr && g.li == vg.gstart) p.rstd[row * ngroups + g.li / vg.q] = rstd;
+        }
       }
+    }
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      if (wide[r]) wide_forward_store(p, true, row0 + int64_t(r) * g.groups, col);
     }
   }
 }

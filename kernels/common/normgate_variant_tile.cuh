@@ -96,6 +96,15 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
                (used ? 1u << 26 : 0u) | (same ? 1u << 27 : 0u);
   }
   auto leaf_of = [](uint32_t pl) { return static_cast<int>(pl & 0x7ffu); };
+  uint32_t w_wide = 0;  // bit m: slot m's columns of w hold a magnitude of 2^24 or more
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    float wf[8];
+    load8_as_f32(p.w, int64_t(place0[m] & 0x7ffu) * 8, p.w_dtype, (place0[m] >> 26 & 1u) != 0u, wf);
+    if (!(chunk_absmax(wf) < kWideMaxInput)) w_wide |= 1u << m;
+  }
+  // Through an opaque copy: one register for the walk, not a predicate a slot.
+  w_wide = opaque_u32(w_wide);
   auto group_of = [](uint32_t pl) { return static_cast<int>((pl >> 11) & 0x7ffu); };
   auto sub_of = [](uint32_t pl) { return static_cast<int>((pl >> 22) & 0xfu); };
   auto used_of = [](uint32_t pl) { return (pl >> 26 & 1u) != 0; };
@@ -162,6 +171,11 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
     float v[kSlots];                    // each leaf's sum of squares, then its piece scan
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) {
+      // A leaf with an input of 2^24 or more makes its group wide (normgate_wide.cuh): BF16 from
+      // the exponent fields; F16's finite values are all smaller (Inf and NaN reach the sum).
+      const bool wide_in = (w_wide >> m & 1u) != 0u ||
+                           (p.x_dtype == CAKE_DTYPE_BF16 && bf16x8_wide(xr[m])) ||
+                           (kGated && p.z_dtype == CAKE_DTYPE_BF16 && bf16x8_wide(zr[m]));
       float x[8];
       unpack16_as_f32(xr[m], p.x_dtype, x);
       if constexpr (kBefore) {
@@ -169,9 +183,9 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         unpack16_as_f32(zr[m], p.z_dtype, z);
 #pragma unroll
         for (int i = 0; i < 8; ++i) uf[m][i] = __fmul_rn(x[i], tile_gate<kGate>(z[i]));
-        v[m] = chunk_sumsq<false>(uf[m], 1.0f);
+        v[m] = mark_wide(chunk_sumsq<false>(uf[m], 1.0f), wide_in);
       } else {
-        v[m] = chunk_sumsq<false>(x, 1.0f);
+        v[m] = mark_wide(chunk_sumsq<false>(x, 1.0f), wide_in);
       }
     }
     // The piece scans (normgate_variant_group.cuh's order): the scan is relative to the piece's
@@ -276,6 +290,7 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         last = total[m];
       }
     }
+    uint32_t wide_slots = 0;  // bit m: slot m's group is wide, computed after the trip's stores
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) {
       const int64_t row = row0 + row_of_slot(place[m]);
@@ -283,6 +298,10 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
       const bool ok = used && row < p.rows;
       const float rstd = rstd_from_sumsq(total[m], inv_g, p.eps);
       const int64_t c8 = int64_t(leaf_of(place[m])) * 8;
+      if (ok && !stats_in_range(total[m], inv_g, p.eps)) {  // rare: a wide group (normgate_wide.cuh)
+        wide_slots |= 1u << m;
+        continue;
+      }
       float wf[8], yf[8];
       // w's column through an opaque copy: its load stays here, after the reduction, instead of
       // being hoisted above it beside the trip's data (an FP32 w is 8 registers a slot).
@@ -307,6 +326,19 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         store8_from_f32(p.y, row * p.y_stride + c8, p.x_dtype, yf);
         const int gi = group_of(place[m]);
         if (p.rstd != nullptr && leaf_of(place[m]) == gi * q) p.rstd[row * ngroups + gi] = rstd;
+      }
+    }
+    // The wide groups' leaves in FP64, after the trip's other slots are stored and their data
+    // have left the registers: the FP64 path then shares the registers with the walk's state
+    // only. One copy of it (the loop is not unrolled; a slot's place is selected, not indexed).
+    if (wide_slots != 0u) {  // rare
+#pragma unroll 1
+      for (int m = 0; m < kSlots; ++m) {
+        if ((wide_slots >> m & 1u) == 0u) continue;
+        uint32_t pl = 0;
+#pragma unroll
+        for (int k = 0; k < kSlots; ++k) pl = k == m ? place0[k] : pl;
+        wide_forward_store(p, true, row0 + row_of_slot(pl), leaf_of(pl) * 8);
       }
     }
     // The stage read at the top of this trip (its values long in registers) takes the trip

@@ -194,6 +194,28 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 #endif
 }
 
+__device__ __forceinline__ float f16_to_f32(uint32_t bits16) {
+#if defined(CAKE_HOST_EMULATION)
+  return cake_emu::f16_to_f32(static_cast<uint16_t>(bits16));
+#else
+  float f;
+  const unsigned short h = static_cast<unsigned short>(bits16);
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#endif
+}
+
+// Round-to-nearest-even pack of two FP32 into F16 (lo in the low half).
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+#if defined(CAKE_HOST_EMULATION)
+  return uint32_t(cake_emu::f32_to_f16_rn(lo)) | (uint32_t(cake_emu::f32_to_f16_rn(hi)) << 16);
+#else
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#endif
+}
+
 // Eight bf16 values of a 16-byte vector, in column order.
 __device__ __forceinline__ void unpack8(uint4 v, float (&f)[8]) {
   f[0] = bf16_lo(v.x); f[1] = bf16_hi(v.x);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -163,6 +164,17 @@ inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+// Double to float, to nearest and toward zero (the FP64 path of normgate_wide.cuh): the host's
+// conversion rounds to nearest; toward zero truncates the nearest result back where it rounded up
+// in magnitude.
+inline float __double2float_rn(double v) { return static_cast<float>(v); }
+inline float __double2float_rz(double v) {
+  float f = static_cast<float>(v);
+  if (std::isfinite(v) && std::fabs(static_cast<double>(f)) > std::fabs(v)) {
+    f = std::nextafter(f, 0.0f);
+  }
+  return f;
+}
 inline unsigned int __vmaxu2(unsigned int a, unsigned int b) {
   const unsigned lo = std::max(a & 0xFFFFu, b & 0xFFFFu), hi = std::max(a >> 16, b >> 16);
   return lo | (hi << 16);
@@ -175,6 +187,17 @@ inline unsigned int __vmaxs2(unsigned int a, unsigned int b) {
 }
 inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
 inline unsigned int __ldg(const unsigned int *p) { return *p; }
+// The cache-hinted global accesses and the bit casts of the FP64 path (normgate_wide.cuh).
+template <class T>
+inline T __ldcg(const T *p) { return *p; }
+template <class T>
+inline void __stcg(T *p, T v) { *p = v; }
+inline float __int_as_float(int b) { return cake_emu::f32(static_cast<uint32_t>(b)); }
+inline double __longlong_as_double(long long b) {
+  double d;
+  memcpy(&d, &b, sizeof d);
+  return d;
+}
 inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
 
 inline void __syncthreads() { cake_emu::cta()->block->wait(); }
@@ -246,6 +269,16 @@ inline int __any_sync(unsigned int /*mask*/, int pred) {
   return (int)any;
 }
 inline int __all_sync(unsigned int mask, int pred) { return !__any_sync(mask, !pred); }
+inline unsigned int __ballot_sync(unsigned int /*mask*/, int pred) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32;
+  c->slots[t] = pred != 0;
+  c->warps[warp]->wait();
+  unsigned bits = 0;
+  for (unsigned i = 0; i < 32; ++i) bits |= c->slots[warp * 32 + i] << i;
+  c->warps[warp]->wait();
+  return bits;
+}
 inline int __syncthreads_or(int pred) {
   cake_emu::Cta *c = cake_emu::cta();
   c->slots[threadIdx.x] = pred != 0;
