@@ -149,7 +149,7 @@ void variant_backward_ref(const VariantSpec &s, int64_t rows, const std::vector<
   dz->assign(static_cast<size_t>(rows) * s.d, 0.0);
   dw->assign(static_cast<size_t>(s.d), 0.0);
   dw_abs->assign(static_cast<size_t>(s.d), 0.0);
-  std::vector<double> a(s.d), u(s.d), n(s.d), pdy(s.d), dn(s.d);
+  std::vector<double> a(s.d), u(s.d), n(s.d), pdy(s.d), dn(s.d), suffix_ss, suffix_t;
   for (int64_t r = 0; r < rows; ++r) {
     const size_t o = static_cast<size_t>(r) * s.d;
     for (int c = 0; c < s.d; ++c) {
@@ -161,16 +161,30 @@ void variant_backward_ref(const VariantSpec &s, int64_t rows, const std::vector<
       double ss = 0.0;
       for (int c = c0; c < c1; ++c) ss += u[c] * u[c];
       const double rs = 1.0 / std::sqrt(ss / s.group + s.eps);
-      double gn = 0.0;
       for (int c = c0; c < c1; ++c) {
         n[c] = u[c] * rs;
         pdy[c] = (gated && !before) ? dy[o + c] * a[c] : dy[o + c];  // the gradient at n * w
         dn[c] = pdy[c] * w[c];
-        gn += dn[c] * n[c];
       }
-      const double m = gn / s.group;
+      // du = rs * (dn - n * mean(dn * n)) cancels as far as column c dominates the group (at
+      // BF16's largest u_c beside ordinary values, 2^-250 of dn): written with the sums over
+      // the group's other columns, ss' and t', which no large term enters, it is
+      //   du = rs^3 / G * (dn_c * (ss' + G * eps) - u_c * t'),
+      // ss' and t' each a prefix sum plus a suffix sum.
+      suffix_ss.assign(size_t(s.group) + 1, 0.0);
+      suffix_t.assign(size_t(s.group) + 1, 0.0);
+      for (int c = c1 - 1; c >= c0; --c) {
+        suffix_ss[size_t(c - c0)] = suffix_ss[size_t(c - c0) + 1] + u[c] * u[c];
+        suffix_t[size_t(c - c0)] = suffix_t[size_t(c - c0) + 1] + dn[c] * u[c];
+      }
+      double prefix_ss = 0.0, prefix_t = 0.0;
       for (int c = c0; c < c1; ++c) {
-        const double du = rs * (dn[c] - n[c] * m);
+        const double ss_other = prefix_ss + suffix_ss[size_t(c - c0) + 1];
+        const double t_other = prefix_t + suffix_t[size_t(c - c0) + 1];
+        prefix_ss += u[c] * u[c];
+        prefix_t += dn[c] * u[c];
+        const double du =
+            rs * (rs * rs / s.group) * (dn[c] * (ss_other + s.group * s.eps) - u[c] * t_other);
         (*dx)[o + c] = before ? du * a[c] : du;
         if (gated) {
           const double da = before ? du * x[o + c] : dy[o + c] * n[c] * w[c];

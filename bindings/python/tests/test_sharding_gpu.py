@@ -1,6 +1,7 @@
 """GPU: the cake:: operators on DTensors of a one-rank process group (NCCL, else gloo; world
-size 1, a CUDA mesh) equal the plain calls bit for bit: norm-gate forward and gradients (rows sharded on
-each leading dim), SwiGLU + MXFP8 forward and backward in every orientation."""
+size 1, a CUDA mesh) equal the plain calls bit for bit: norm-gate forward and gradients (rows
+sharded on each leading dim), SwiGLU + MXFP8 and SwiGLU + FP8 blockwise forward and backward in
+every orientation (the weighted backward's dprob too), the quantized norm-gate forward."""
 
 import pytest
 
@@ -72,3 +73,37 @@ def test_swiglu_dtensor_is_the_plain_call(mesh, orient):
             if a is not None:
                 # One rank holds the whole tensor (and a collective of float8 is not needed).
                 assert b.shape == a.shape and same(b.to_local(), a)
+
+
+def _same_outputs(plain, sharded):
+    for a, b in zip(plain, sharded):
+        assert b.shape == a.shape and same(b.to_local(), a)
+
+
+@pytest.mark.parametrize("orient", [1, 2, 3])
+def test_swiglu_fp8_dtensor_is_the_plain_call(mesh, orient):
+    g = torch.Generator("cuda").manual_seed(2)
+    inp = torch.randn(512, 512, device="cuda", generator=g).to(BF16)
+    grad = torch.randn(512, 256, device="cuda", generator=g).to(BF16)
+    prob = torch.rand(512, device="cuda", generator=g)
+    di, dg, dp = (distribute_tensor(t, mesh, [Shard(0)]) for t in (inp, grad, prob))
+    ops = torch.ops.cake
+    with CommDebugMode() as comm:
+        fwd = ops.swiglu_fp8_fwd(di, orient)
+        bwd = ops.swiglu_fp8_bwd(di, dg, orient, 0, None, 1, 1.702, 7.0, dp)
+    assert comm.get_total_counts() == 0
+    _same_outputs(ops.swiglu_fp8_fwd(inp, orient), fwd)
+    _same_outputs(ops.swiglu_fp8_bwd(inp, grad, orient, 0, None, 1, 1.702, 7.0, prob), bwd)
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_normgate_quant_dtensor_is_the_plain_call(mesh, fmt):
+    g = torch.Generator("cuda").manual_seed(3)
+    x, z = (torch.randn(256, 512, device="cuda", generator=g).to(BF16) for _ in range(2))
+    w = (1 + torch.randn(512, device="cuda", generator=g) / 4).to(BF16)
+    dx, dz = (distribute_tensor(t, mesh, [Shard(0)]) for t in (x, z))
+    dw = distribute_tensor(w, mesh, [Replicate()])
+    with CommDebugMode() as comm:
+        out = torch.ops.cake.normgate_fwd_quant(dx, dz, dw, fmt, 0, 2, True)
+    assert comm.get_total_counts() == 0
+    _same_outputs(torch.ops.cake.normgate_fwd_quant(x, z, w, fmt, 0, 2, True), out)

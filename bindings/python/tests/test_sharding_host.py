@@ -34,7 +34,9 @@ WORLD = 4
 def test_every_operator_has_a_rule():
     assert set(sharding.registered()) == {
         "cake::normgate_fwd", "cake::normgate_bwd", "cake::normgate_bwd_accumulate",
-        "cake::swiglu_mxfp8_fwd", "cake::swiglu_mxfp8_bwd"}
+        "cake::swiglu_mxfp8_fwd", "cake::swiglu_mxfp8_bwd", "cake::swiglu_fp8_fwd",
+        "cake::swiglu_fp8_bwd", "cake::swiglu_grouped_fwd", "cake::swiglu_grouped_bwd",
+        "cake::normgate_fwd_quant"}
 
 
 def test_rules_register_when_dtensor_is_imported_later():
@@ -54,7 +56,7 @@ def test_rules_register_when_dtensor_is_imported_later():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=here,
                          timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split()[-1] == "5"
+    assert out.stdout.split()[-1] == "10"
 
 
 @pytest.fixture(scope="module")
@@ -255,6 +257,98 @@ def test_colwise_scales_to_global_is_a_tile_permutation():
         sharding.colwise_scales_to_global(tiles, o, 3 * 128, 2)
 
 
+# ---- SwiGLU + FP8 blockwise, grouped SwiGLU, quantized norm-gate -----------------------------
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("orient", [1, 2, 3])
+def test_swiglu_fp8_rows_sharded_run_locally(mesh, orient, backward):
+    m, k = 128 * WORLD * 2, 256
+    o = 2 * k if backward else k
+    with FakeTensorMode():
+        inp = dt(torch.empty(m // WORLD, 2 * k, dtype=BF16), mesh, [Shard(0)])
+        with CommDebugMode() as comm:
+            if backward:
+                grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
+                rq, rs, cq, cs, dp = torch.ops.cake.swiglu_fp8_bwd(inp, grad, orient)
+            else:
+                rq, rs, cq, cs = torch.ops.cake.swiglu_fp8_fwd(inp, orient)
+        assert counts(comm) == {}
+        if orient & 1:
+            assert rq.placements == (Shard(0),) and rq.shape == (m, o)
+            assert rs.placements == (Shard(1),) and rs.shape == (o // 128, m)
+        if orient & 2:
+            assert cq.placements == (Shard(1),) and cq.shape == (o, m)
+            assert cs.placements == (Shard(0),) and cs.shape == (m // 128, o)
+
+
+def test_swiglu_fp8_rowwise_shards_any_rows_colwise_whole_blocks(mesh):
+    # 40 rows over 4 ranks: 10 a rank. The rowwise form has one scale a row: sharded; a colwise
+    # form's 128-row blocks would straddle the shards: replicated.
+    with FakeTensorMode():
+        inp = dt(torch.empty(10, 512, dtype=BF16), mesh, [Shard(0)])
+        with CommDebugMode() as comm:
+            rq, rs, _, _ = torch.ops.cake.swiglu_fp8_fwd(inp, 1)
+        assert counts(comm) == {}
+        assert rq.placements == (Shard(0),) and rs.placements == (Shard(1),)
+        rq, rs, cq, cs = torch.ops.cake.swiglu_fp8_fwd(inp, 3)
+        assert rq.placements == (Replicate(),) and cs.placements == (Replicate(),)
+
+
+def test_swiglu_fp8_prob_is_sharded_with_the_rows(mesh):
+    m, k = 128 * WORLD, 256
+    with FakeTensorMode():
+        inp = dt(torch.empty(m // WORLD, 2 * k, dtype=BF16), mesh, [Shard(0)])
+        grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
+        prob = dt(torch.empty(m // WORLD, dtype=F32), mesh, [Shard(0)])
+        with CommDebugMode() as comm:
+            out = torch.ops.cake.swiglu_fp8_bwd(inp, grad, 3, 0, None, 1, 1.702, 7.0, prob)
+        assert counts(comm) == {}
+        assert out[4].placements == (Shard(0),) and out[4].shape == (m,)
+
+
+def test_swiglu_grouped_takes_replicated_inputs(mesh):
+    # The offsets index the whole token buffer: sharded tokens are gathered, never split.
+    t, k = 512, 256
+    with FakeTensorMode():
+        offs = dt(torch.tensor([128, 384, 512], dtype=torch.int32), mesh, [Replicate()])
+        rep = dt(torch.empty(t, 2 * k, dtype=BF16), mesh, [Replicate()])
+        with CommDebugMode() as comm:
+            out = torch.ops.cake.swiglu_grouped_fwd(rep, offs, 1, 3)
+        assert counts(comm) == {}
+        assert all(o.placements == (Replicate(),) for o in out)
+        sharded = dt(torch.empty(t // WORLD, 2 * k, dtype=BF16), mesh, [Shard(0)])
+        grad = dt(torch.empty(t // WORLD, k, dtype=BF16), mesh, [Shard(0)])
+        with CommDebugMode() as comm:
+            out = torch.ops.cake.swiglu_grouped_bwd(sharded, grad, offs, 2, 1)
+        assert sum(counts(comm).values()) > 0
+        assert all(o.placements == (Replicate(),) for o in out)
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+@pytest.mark.parametrize("heads", [0, 2])
+def test_normgate_quant_rows_sharded_run_locally(mesh, fmt, heads):
+    d = 256
+    rows = 128 * WORLD * max(1, heads)
+    with FakeTensorMode():
+        x = dt(torch.empty(rows // WORLD, d, dtype=BF16), mesh, [Shard(0)])
+        w = dt(torch.empty(d, dtype=BF16), mesh, [Replicate()])
+        with CommDebugMode() as comm:
+            q, s, y = torch.ops.cake.normgate_fwd_quant(x, x, w, fmt, 0, heads, True)
+        assert counts(comm) == {}
+        assert q.placements == (Shard(0),) and q.shape == (128 * WORLD, max(1, heads) * d)
+        assert s.placements == ((Shard(1),) if fmt == 1 else (Shard(0),))
+        assert y.placements == (Shard(0),) and y.shape == (rows, d)
+
+
+def test_normgate_quant_mxfp8_rows_not_in_whole_tiles_are_replicated(mesh):
+    with FakeTensorMode():
+        x = dt(torch.empty(8, 256, dtype=BF16), mesh, [Shard(0)])
+        w = dt(torch.empty(256, dtype=BF16), mesh, [Replicate()])
+        q, s, y = torch.ops.cake.normgate_fwd_quant(x, x, w, 2)
+        assert q.placements == (Replicate(),)
+        q, s, y = torch.ops.cake.normgate_fwd_quant(x, x, w, 1)  # one scale a row: sharded
+        assert q.placements == (Shard(0),) and s.placements == (Shard(1),)
+
+
 # ---- real values on a two-process gloo group ---------------------------------------------------
 def _reference_kernels():
     """CPU kernels for the cake:: operators: the norm-gate in float64 (autograd for the
@@ -322,7 +416,51 @@ def _reference_kernels():
     lib.impl("swiglu_mxfp8_bwd",
              lambda inp, g, o, p=None, act=0, alpha=0.0, limit=0.0, prob=None:
              swiglu_probe(inp, g, o, prob), "CPU", allow_override=True)
+    lib.impl("swiglu_fp8_fwd",
+             lambda inp, o, rule=0, p=None, act=0, alpha=0.0, limit=0.0, prob=None:
+             swiglu_fp8_probe(inp, None, o), "CPU", allow_override=True)
+    lib.impl("swiglu_fp8_bwd",
+             lambda inp, g, o, rule=0, p=None, act=0, alpha=0.0, limit=0.0, prob=None:
+             swiglu_fp8_probe(inp, g, o), "CPU", allow_override=True)
+    lib.impl("normgate_fwd_quant", normgate_quant_probe, "CPU", allow_override=True)
     return lib
+
+
+def swiglu_fp8_probe(inp, grad, orient):
+    """The layout probe of one SwiGLU + FP8 blockwise call: every value a function of its row
+    (row_s [O/128, M] and col_s [ceil(M/128), O] at their storage places)."""
+    m, k2 = inp.shape
+    o = k2 if grad is not None else k2 // 2
+    vals = inp.float()[:, :o] + (0 if grad is None else 1)
+    e4m3 = torch.float8_e4m3fn
+    rq = rs = cq = cs = inp.new_empty(0, dtype=e4m3)
+    if orient & 1:
+        rq = (vals % 64).to(e4m3)
+        rs = vals[:, ::128].t().contiguous()
+    if orient & 2:
+        cq = (vals.t() % 64).contiguous().to(e4m3)
+        cs = vals[::128, :].contiguous() * 3
+    rs, cs = rs.float(), cs.float()
+    if grad is None:
+        return rq, rs, cq, cs
+    return rq, rs, cq, cs, torch.empty(0)
+
+
+def normgate_quant_probe(x, z, w, fmt, rule=0, heads=0, write_y=False, eps=1e-6, program=None):
+    """The layout probe of the quantized norm-gate forward: q [rows / heads, heads * d] from
+    x's rows in order, its scales at their storage places (FP8 blockwise [K/128, q rows],
+    MXFP8 swizzled bytes)."""
+    h = max(1, heads)
+    vals = x.float().reshape(-1, h * x.shape[-1])
+    q = (vals % 64).to(torch.float8_e4m3fn)
+    if fmt == 1:
+        s = vals[:, ::128].t().contiguous()
+    else:
+        rows, k = vals.shape
+        s = torch.zeros(rows * k // 32, dtype=torch.uint8)
+        s[ct.swizzled_scale_offsets(rows, k // 32).flatten()] = \
+            (vals[:, ::32] % 251).to(torch.uint8).flatten()
+    return q, s, (x * 1 if write_y else x.new_empty(0))
 
 
 def swiglu_probe(inp, grad, orient, prob=None):
@@ -356,12 +494,61 @@ def swiglu_probe(inp, grad, orient, prob=None):
     return rq, rs, cq, cs, dp
 
 
+def _fp8_and_quant_values_checks(mesh):
+    """SwiGLU + FP8 blockwise and the quantized norm-gate: the sharded outputs gathered are the
+    unsharded call's bytes (no permutation: the row-indexed layouts concatenate)."""
+    from torch.distributed.tensor import distribute_tensor
+
+    def as_bytes(t):
+        if not isinstance(t, DTensor):
+            return t.view(torch.uint8) if t.dtype == torch.float8_e4m3fn else t
+        local = t.to_local()
+        local = local.view(torch.uint8) if local.dtype == torch.float8_e4m3fn else local
+        return DTensor.from_local(local, mesh, t.placements, shape=t.shape,
+                                  stride=t.stride()).full_tensor()
+
+    m, k = 512, 256
+    inp = torch.randint(0, 200, (m, 2 * k)).to(BF16)
+    grad = torch.randint(0, 200, (m, k)).to(BF16)
+    for rows in (m, 40):  # 40: the rowwise form's any rows (10 a rank)
+        for backward in (False, True):
+            for orient in ((1,) if rows % 128 else (1, 2, 3)):
+                a, g = inp[:rows], grad[:rows]
+                full = (torch.ops.cake.swiglu_fp8_bwd(a, g, orient) if backward
+                        else torch.ops.cake.swiglu_fp8_fwd(a, orient))
+                da, dg = (distribute_tensor(t, mesh, [Shard(0)]) for t in (a, g))
+                with CommDebugMode() as comm:
+                    out = (torch.ops.cake.swiglu_fp8_bwd(da, dg, orient) if backward
+                           else torch.ops.cake.swiglu_fp8_fwd(da, orient))
+                assert counts(comm) == {}, counts(comm)
+                for name, want, got in zip(("row_q", "row_s", "col_q", "col_s"), full, out):
+                    got = as_bytes(got)
+                    assert got.shape == want.shape, (name, got.shape, want.shape)
+                    assert torch.equal(got, as_bytes(want)), (name, rows, backward, orient)
+    d = 256
+    for fmt in (1, 2):
+        for heads in (0, 2):
+            x = torch.randint(0, 200, (128 * 2 * max(1, heads), d)).to(BF16)
+            w = torch.ones(d, dtype=BF16)
+            full = torch.ops.cake.normgate_fwd_quant(x, x, w, fmt, 0, heads, True)
+            dx = distribute_tensor(x, mesh, [Shard(0)])
+            dw = distribute_tensor(w, mesh, [Replicate()])
+            with CommDebugMode() as comm:
+                out = torch.ops.cake.normgate_fwd_quant(dx, dx, dw, fmt, 0, heads, True)
+            assert counts(comm) == {}, counts(comm)
+            for name, want, got in zip(("q", "q_scale", "y"), full, out):
+                got = as_bytes(got)
+                assert got.shape == want.shape, (name, fmt, heads, got.shape, want.shape)
+                assert torch.equal(got, as_bytes(want)), (name, fmt, heads)
+
+
 def _gloo_worker(rank, world, store_path, failures):
     try:
         dist.init_process_group("gloo", store=dist.FileStore(store_path, world), rank=rank,
                                 world_size=world)
         _lib = _reference_kernels()  # noqa: F841  (kept alive for the checks)
         _values_checks(init_device_mesh("cpu", (world,)))
+        _fp8_and_quant_values_checks(init_device_mesh("cpu", (world,)))
         _guide_step_check()
     except BaseException as e:  # reported to the parent, which fails the test
         import traceback

@@ -42,6 +42,15 @@ What each operator accepts (per mesh dimension; a 2-D mesh combines them):
                   prob (the weighted SwiGLU's, one value a row) is placed as in, and the
                   backward's dprob as its rows.
 
+- swiglu_fp8_fwd / _bwd: in (and grad) Shard(0), any rows for the rowwise form (row_q Shard(0),
+                  row_s [O/128, M] Shard(1)); a colwise form needs every shard's rows a multiple
+                  of 128 (col_q [O, M] Shard(1), col_s [M/128, O] Shard(0): the 128-row blocks
+                  of the global layout in order), else Replicate. prob / dprob as for MXFP8.
+- swiglu_grouped_fwd / _bwd: Replicate only (the offsets index the whole token buffer).
+- normgate_fwd_quant: x, z Shard(0) when x's first dimension splits evenly into shards of whole
+                  heads (MXFP8: whole 128-row scale tiles of q), w Replicate: q Shard(0), its
+                  scales Shard(1) (FP8 blockwise, MN-major) or Shard(0) (MXFP8 bytes), y Shard(0).
+
 A new operator brings its rule as one function decorated with @rule("cake::name"): it gets
 the operator's arguments (DTensorSpec for tensors) and returns (outputs, inputs) placement lists
 for one mesh dimension (see register_sharding).
@@ -261,6 +270,84 @@ def _swiglu_bwd(inp, grad, orientation, program=None, activation=0, alpha=S.ALPH
                 limit=S.LIMIT, prob=None):
     return [(o, [i, i, None, None, None, None, None, p])
             for o, (i, p) in _swiglu(inp, orientation, True, prob)]
+
+
+# ---- SwiGLU + FP8 blockwise ------------------------------------------------------------------
+def _swiglu_fp8(inp, orientation, backward, prob=None):
+    """(outputs, [in's placement, prob's]) pairs of the FP8 blockwise forms. row_q [M, O] and
+    col_q [O, M] hold one value a row of in per row / column; row_s [O/128, M] (MN-major) one
+    scale a row per column; col_s [ceil(M/128), O] one 128-row block per row, so a colwise form
+    is sharded only where every shard's rows are whole blocks."""
+    row = bool(orientation & 1)
+    col = bool(orientation & 2)
+    m = inp.shape[0]
+    e = _R
+    dp = [_R] if backward else []
+    out = [([_R, _R, _R, _R] + dp, [_R, None if prob is None else _R])]
+    if not col or m % (_SCALE_TILE * inp.mesh.size()) == 0:
+        s = Shard(0)
+        dp = ([e if prob is None else s] if backward else [])
+        out.append(([s if row else e, Shard(1) if row else e, Shard(1) if col else e,
+                     s if col else e] + dp, [s, None if prob is None else s]))
+    return out
+
+
+@rule("cake::swiglu_fp8_fwd")
+def _swiglu_fp8_fwd(inp, orientation, scale_rule=0, program=None, activation=0, alpha=S.ALPHA,
+                    limit=S.LIMIT, prob=None):
+    return [(o, [i, None, None, None, None, None, None, p])
+            for o, (i, p) in _swiglu_fp8(inp, orientation, False, prob)]
+
+
+@rule("cake::swiglu_fp8_bwd")
+def _swiglu_fp8_bwd(inp, grad, orientation, scale_rule=0, program=None, activation=0,
+                    alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return [(o, [i, i, None, None, None, None, None, None, p])
+            for o, (i, p) in _swiglu_fp8(inp, orientation, True, prob)]
+
+
+# ---- grouped SwiGLU --------------------------------------------------------------------------
+# The offsets index the whole token buffer (an expert's rows are a range of it), so a shard of
+# the rows would misread them: the grouped operators take replicated inputs. Expert parallelism
+# is the engine's own split (each rank's experts' tokens and its own offsets, plain tensors).
+@rule("cake::swiglu_grouped_fwd")
+def _swiglu_grouped_fwd(inp, offs, format, orientation, scale_rule=0, program=None,
+                        activation=0, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return [([_R] * 5, [_R, _R, None, None, None, None, None, None, None,
+                        None if prob is None else _R])]
+
+
+@rule("cake::swiglu_grouped_bwd")
+def _swiglu_grouped_bwd(inp, grad, offs, format, orientation, scale_rule=0, program=None,
+                        activation=0, alpha=S.ALPHA, limit=S.LIMIT, prob=None):
+    return [([_R] * 6, [_R, _R, _R, None, None, None, None, None, None, None,
+                        None if prob is None else _R])]
+
+
+# ---- norm-gate with a quantized y ------------------------------------------------------------
+@rule("cake::normgate_fwd_quant")
+def _normgate_fwd_quant(x, z, w, format, scale_rule=0, heads=0, write_y=False, eps=1e-6,
+                        program=None):
+    """q [rows / heads, heads * d] holds x's rows in order (heads consecutive rows a q row), so
+    x sharded on its first dimension, evenly, is q sharded on rows: its FP8 blockwise scales
+    ([K/128, rows / heads], MN-major) on their columns, its MXFP8 scales (swizzled bytes, whole
+    128-row tiles one after the other) on their bytes when every shard's q rows are whole
+    tiles. y is placed as x."""
+    args = [None, None, None, None, None, None]
+    out = [([_R, _R, _R], [_R, _R, _R] + args)]
+    n = x.mesh.size()
+    lead = x.shape[0] if x.ndim > 1 else 0
+    rows = 1
+    for v in x.shape[:-1]:
+        rows *= v
+    h = max(1, heads)
+    q_rows = rows // h if rows % h == 0 else 0
+    whole = q_rows % n == 0 if format == 1 else q_rows % (_SCALE_TILE * n) == 0
+    if lead and lead % n == 0 and (rows // n) % h == 0 and q_rows and whole:
+        s = Shard(0)
+        out.append(([s, Shard(1) if format == 1 else s, s if write_y else _R],
+                    [s, s, _R] + args))
+    return out
 
 
 _register_when_dtensor_loads()
