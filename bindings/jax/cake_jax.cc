@@ -38,6 +38,8 @@
 //   cake_jax_swiglu_fp8_grouped_bwd    in, grad, offsets     -> the same, O = 2k
 //     (the outputs in any shape holding the C API's bytes, each checked against
 //      cake_swiglu_*_grouped_buffer_sizes(); offsets stay on the device: the kernel reads them)
+//   cake_jax_swiglu_{mxfp8,fp8}_grouped_variant_{fwd,bwd}: the four above with the variant
+//      (prob after offsets, dprob after status, activation / alpha / limit attributes)
 //
 // Every kernel launches on the stream of the call frame (ffi::PlatformStream<cudaStream_t>).
 // A failing Cake call becomes an ffi::Error carrying the status name and
@@ -695,7 +697,8 @@ ffi::Error SwigluGroupedCall(bool backward, cudaStream_t stream, int32_t device,
                              ffi::Result<ffi::AnyBuffer> row_q, ffi::Result<ffi::AnyBuffer> row_s,
                              ffi::Result<ffi::AnyBuffer> col_q, ffi::Result<ffi::AnyBuffer> col_s,
                              ffi::Result<S32Buffer> status, int32_t orientation,
-                             int32_t scale_rule, std::string_view program) {
+                             int32_t scale_rule, std::string_view program,
+                             const SwigluVariantArgs *variant = nullptr) {
   const std::string cake_name = std::string("cake_") + F::kName;
   const std::string what = std::string("cake_jax ") + F::kName;
   auto dims = in.dimensions();
@@ -719,6 +722,11 @@ ffi::Error SwigluGroupedCall(bool backward, cudaStream_t stream, int32_t device,
   desc.orientation = static_cast<cake_mxfp8_orientation_t>(orientation);
   F::set_scale_rule(&desc, scale_rule);
   desc.program = program_or_null(program, &name);
+  if (variant != nullptr) {
+    if (ffi::Error e = apply_variant(F::kName, backward, t, *variant, &desc); e.failure()) {
+      return e;
+    }
+  }
   cake_swiglu_grouped_sizes sizes;
   if (ffi::Error e = call_entry(&cake_swiglu_grouped_sizes_init, "cake_swiglu_grouped_sizes_init",
                                 &sizes);
@@ -797,6 +805,55 @@ ffi::Error SwigluFp8GroupedBackward(cudaStream_t stream, int32_t device, BF16Buf
                                              program);
 }
 
+// The grouped variant handlers: the plain ones' operands and results, then prob (optional
+// operand, F32 [T]), dprob (optional result of a weighted backward, F32 [T]) and the variant's
+// attributes.
+ffi::Error SwigluMxfp8GroupedVariantForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                            S32Buffer offsets, OptionalBuffer prob,
+                                            CAKE_JAX_GROUPED_RESULTS, int32_t orientation,
+                                            std::string_view program, int32_t activation,
+                                            float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, nullptr, activation, alpha, limit);
+  return SwigluGroupedCall<Mxfp8GroupedFamily>(false, stream, device, in, nullptr, offsets, row_q,
+                                               row_s, col_q, col_s, status, orientation, 0,
+                                               program, &v);
+}
+
+ffi::Error SwigluMxfp8GroupedVariantBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                             BF16Buffer grad, S32Buffer offsets,
+                                             OptionalBuffer prob, CAKE_JAX_GROUPED_RESULTS,
+                                             OptionalResult dprob, int32_t orientation,
+                                             std::string_view program, int32_t activation,
+                                             float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, &dprob, activation, alpha, limit);
+  return SwigluGroupedCall<Mxfp8GroupedFamily>(true, stream, device, in, &grad, offsets, row_q,
+                                               row_s, col_q, col_s, status, orientation, 0,
+                                               program, &v);
+}
+
+ffi::Error SwigluFp8GroupedVariantForward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                          S32Buffer offsets, OptionalBuffer prob,
+                                          CAKE_JAX_GROUPED_RESULTS, int32_t orientation,
+                                          int32_t scale_rule, std::string_view program,
+                                          int32_t activation, float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, nullptr, activation, alpha, limit);
+  return SwigluGroupedCall<Fp8GroupedFamily>(false, stream, device, in, nullptr, offsets, row_q,
+                                             row_s, col_q, col_s, status, orientation, scale_rule,
+                                             program, &v);
+}
+
+ffi::Error SwigluFp8GroupedVariantBackward(cudaStream_t stream, int32_t device, BF16Buffer in,
+                                           BF16Buffer grad, S32Buffer offsets,
+                                           OptionalBuffer prob, CAKE_JAX_GROUPED_RESULTS,
+                                           OptionalResult dprob, int32_t orientation,
+                                           int32_t scale_rule, std::string_view program,
+                                           int32_t activation, float alpha, float limit) {
+  const SwigluVariantArgs v = variant_args(prob, &dprob, activation, alpha, limit);
+  return SwigluGroupedCall<Fp8GroupedFamily>(true, stream, device, in, &grad, offsets, row_q,
+                                             row_s, col_q, col_s, status, orientation, scale_rule,
+                                             program, &v);
+}
+
 #undef CAKE_JAX_GROUPED_RESULTS
 
 }  // namespace
@@ -820,6 +877,10 @@ CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_fwd(XLA_FFI_CallFra
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_bwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_fwd(XLA_FFI_CallFrame *call_frame);
 CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_variant_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_mxfp8_grouped_variant_bwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_variant_fwd(XLA_FFI_CallFrame *call_frame);
+CAKE_JAX_EXPORT XLA_FFI_Error *cake_jax_swiglu_fp8_grouped_variant_bwd(XLA_FFI_CallFrame *call_frame);
 
 // Attributes (all optional, by name): eps (f32), program (string), package (s32, backward),
 // gate (s32: cake_normgate_gate_t), gate_before_norm (s32 0/1 or bool), group_size (s32).
@@ -952,6 +1013,43 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_grouped_bwd, SwigluFp8GroupedB
                               CAKE_JAX_SWIGLU_GROUPED_BINDING(.Arg<BF16Buffer>().Arg<BF16Buffer>(),
                                                               .Attr<int32_t>("scale_rule")));
 
+// The grouped variant handlers' binding: CAKE_JAX_SWIGLU_GROUPED_BINDING's with prob after the
+// offsets, dprob after status (both optional) and the variant's attributes last.
+#define CAKE_JAX_SWIGLU_GROUPED_VARIANT_BINDING(args, rets, attrs)                            \
+  ffi::Ffi::Bind()                                                                            \
+      .Ctx<ffi::PlatformStream<cudaStream_t>>()                                               \
+      .Ctx<ffi::DeviceOrdinal>() args                                                         \
+      .Arg<ffi::Buffer<ffi::DataType::S32>>()                                                 \
+      .OptionalArg<ffi::AnyBuffer>()                                                          \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::AnyBuffer>()                                                                  \
+      .Ret<ffi::Buffer<ffi::DataType::S32>>() rets                                            \
+      .Attr<int32_t>("orientation") attrs                                                     \
+      .Attr<std::string_view>("program")                                                      \
+      .Attr<int32_t>("activation")                                                            \
+      .Attr<float>("alpha")                                                                   \
+      .Attr<float>("limit")
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_grouped_variant_fwd,
+                              SwigluMxfp8GroupedVariantForward,
+                              CAKE_JAX_SWIGLU_GROUPED_VARIANT_BINDING(.Arg<BF16Buffer>(), , ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_mxfp8_grouped_variant_bwd,
+                              SwigluMxfp8GroupedVariantBackward,
+                              CAKE_JAX_SWIGLU_GROUPED_VARIANT_BINDING(
+                                  .Arg<BF16Buffer>().Arg<BF16Buffer>(),
+                                  .OptionalRet<ffi::AnyBuffer>(), ));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_grouped_variant_fwd,
+                              SwigluFp8GroupedVariantForward,
+                              CAKE_JAX_SWIGLU_GROUPED_VARIANT_BINDING(
+                                  .Arg<BF16Buffer>(), , .Attr<int32_t>("scale_rule")));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cake_jax_swiglu_fp8_grouped_variant_bwd,
+                              SwigluFp8GroupedVariantBackward,
+                              CAKE_JAX_SWIGLU_GROUPED_VARIANT_BINDING(
+                                  .Arg<BF16Buffer>().Arg<BF16Buffer>(),
+                                  .OptionalRet<ffi::AnyBuffer>(), .Attr<int32_t>("scale_rule")));
+
 // ---- plain C entry points for the Python module --------------------------------------------
 
 /// Version of this shim's handler set (bumped when a handler's signature changes).
@@ -1023,6 +1121,9 @@ CAKE_JAX_EXPORT int cake_jax_normgate_variants(void) { return 1; }
 
 /// 1: the cake_jax_swiglu_*_variant_* handlers are here (the SwiGLU variants).
 CAKE_JAX_EXPORT int cake_jax_swiglu_variants(void) { return 1; }
+
+/// 1: the cake_jax_swiglu_*_grouped_variant_* handlers are here (the grouped SwiGLU variants).
+CAKE_JAX_EXPORT int cake_jax_swiglu_grouped_variants(void) { return 1; }
 
 /// Whether libcake.so exports the op's entry points: 0 normgate forward, 1 normgate backward,
 /// 2 swiglu_mxfp8 forward, 3 swiglu_mxfp8 backward, 4 swiglu_fp8 forward, 5 swiglu_fp8 backward,

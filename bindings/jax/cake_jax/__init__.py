@@ -91,6 +91,10 @@ TARGETS = {
     "cake_swiglu_mxfp8_grouped_bwd": "cake_jax_swiglu_mxfp8_grouped_bwd",
     "cake_swiglu_fp8_grouped_fwd": "cake_jax_swiglu_fp8_grouped_fwd",
     "cake_swiglu_fp8_grouped_bwd": "cake_jax_swiglu_fp8_grouped_bwd",
+    "cake_swiglu_mxfp8_grouped_variant_fwd": "cake_jax_swiglu_mxfp8_grouped_variant_fwd",
+    "cake_swiglu_mxfp8_grouped_variant_bwd": "cake_jax_swiglu_mxfp8_grouped_variant_bwd",
+    "cake_swiglu_fp8_grouped_variant_fwd": "cake_jax_swiglu_fp8_grouped_variant_fwd",
+    "cake_swiglu_fp8_grouped_variant_bwd": "cake_jax_swiglu_fp8_grouped_variant_bwd",
 }
 _OPS = {"normgate_fwd": 0, "normgate_bwd": 1, "swiglu_mxfp8_fwd": 2, "swiglu_mxfp8_bwd": 3,
         "swiglu_fp8_fwd": 4, "swiglu_fp8_bwd": 5, "normgate_fwd_quant": 6,

@@ -36,6 +36,11 @@ _TARGETS = {(_MX, False): "cake_swiglu_mxfp8_grouped_fwd",
             (_MX, True): "cake_swiglu_mxfp8_grouped_bwd",
             (_FP8, False): "cake_swiglu_fp8_grouped_fwd",
             (_FP8, True): "cake_swiglu_fp8_grouped_bwd"}
+#: The variant handlers (prob after offsets, dprob after status, the variant's attributes).
+_VARIANT_TARGETS = {(_MX, False): "cake_swiglu_mxfp8_grouped_variant_fwd",
+                    (_MX, True): "cake_swiglu_mxfp8_grouped_variant_bwd",
+                    (_FP8, False): "cake_swiglu_fp8_grouped_variant_fwd",
+                    (_FP8, True): "cake_swiglu_fp8_grouped_variant_bwd"}
 _OPS = {"cake_swiglu_mxfp8_grouped_fwd": "swiglu_mxfp8_grouped_fwd",
         "cake_swiglu_mxfp8_grouped_bwd": "swiglu_mxfp8_grouped_bwd",
         "cake_swiglu_fp8_grouped_fwd": "swiglu_fp8_grouped_fwd",
@@ -77,6 +82,8 @@ class _Config(NamedTuple):
     orient: int  # cake.Orientation
     rule: int  # cake.Fp8ScaleRule (FP8 blockwise only)
     program: str
+    variant: tuple = ()  # the variant's attributes ((name, value), ...); () for plain SwiGLU
+    weighted: bool = False  # prob is an operand (and a backward's dprob a result)
 
     @property
     def row(self):
@@ -90,13 +97,45 @@ class _Config(NamedTuple):
         out = {"orientation": np.int32(self.orient), "program": self.program}
         if self.fmt != _MX:
             out["scale_rule"] = np.int32(self.rule)
+        out.update(dict(self.variant))
         return out
 
+    def target(self, backward):
+        return (_VARIANT_TARGETS if self.variant else _TARGETS)[(self.fmt, bool(backward))]
 
-def _config(format, orientation, scale_rule, program) -> _Config:
+
+class _GroupedName(NamedTuple):
+    name: str
+
+
+def _config(format, orientation, scale_rule, program, backward=False, t=None,
+            activation="silu", alpha=None, limit=None, prob=None) -> _Config:
+    """The static options; the variant's (activation, alpha, limit, prob) checked with Cake's
+    words as the ungrouped ops check them, prob float32 [T] or [T, 1]."""
+    api = _api()
+    variant = ()
+    if activation != "silu" or prob is not None:
+        variant = api._variant_attrs(
+            _GroupedName("swiglu_grouped"), backward, _Rows(t), activation,
+            api.SWIGLU_ALPHA if alpha is None else alpha,
+            api.SWIGLU_LIMIT if limit is None else limit, prob)
+        if not hasattr(api._shim, "cake_jax_swiglu_grouped_variants"):
+            raise NotImplementedError("cake_jax swiglu_grouped: the grouped SwiGLU variants need "
+                                      "a libcake_jax.so built with them")
     return _Config(int(_cake.NormgateQuantFormat.parse(format)),
                    int(_cake.Orientation.parse(orientation)),
-                   int(_cake.Fp8ScaleRule.parse(scale_rule)), program or "")
+                   int(_cake.Fp8ScaleRule.parse(scale_rule)), program or "", variant,
+                   prob is not None)
+
+
+class _Rows(NamedTuple):
+    """What _variant_attrs reads of in: its rows."""
+
+    rows: int
+
+    @property
+    def shape(self):
+        return (self.rows,)
 
 
 def _results(c: _Config, t, k, e, backward):
@@ -113,7 +152,8 @@ def _results(c: _Config, t, k, e, backward):
         types = (e4m3, jnp.float32, e4m3, jnp.float32)
     keep = (c.row, c.row, c.col, c.col)
     out = tuple((sh if k_ else (0,), ty) for sh, ty, k_ in zip(shapes, types, keep))
-    return out + (((1,), jnp.int32),)
+    dprob = (((t,), jnp.float32),) if c.weighted and backward else ()
+    return out + (((1,), jnp.int32),) + dprob
 
 
 def _check(c: _Config, backward, inp, grad, offsets):
@@ -130,10 +170,11 @@ def _check(c: _Config, backward, inp, grad, offsets):
     if offsets.dtype != jnp.int32:
         raise TypeError(f"cake_jax {name}: offsets is {offsets.dtype}; Cake takes int32 end "
                         "rows (PyTorch's offs)")
-    target = _TARGETS[(c.fmt, bool(backward))]
-    if not _api().has_op(_OPS[target]):
-        raise _cake.UnavailableError("cake_" + _OPS[target].replace("_fwd", "_forward")
+    plain = _TARGETS[(c.fmt, bool(backward))]
+    if not _api().has_op(_OPS[plain]):
+        raise _cake.UnavailableError("cake_" + _OPS[plain].replace("_fwd", "_forward")
                                      .replace("_bwd", "_backward"), "libcake.so or libcake_jax.so")
+    target = c.target(backward)
     # cake_swiglu_*_grouped_buffer_sizes applies the descriptor's rules (tokens, k, experts) and
     # raises Cake's error with its message; it needs no device.
     _cake.swiglu_grouped_buffer_sizes(t, k, offsets.shape[0], backward,
@@ -141,12 +182,13 @@ def _check(c: _Config, backward, inp, grad, offsets):
     return target
 
 
-def _local(c: _Config, backward, target, inp, grad, offsets):
+def _local(c: _Config, backward, target, inp, grad, offsets, prob=None):
     t, k = inp.shape[0], inp.shape[1] // 2
     results = _results(c, t, k, offsets.shape[0], backward)
     args = (inp, offsets) if grad is None else (inp, grad, offsets)
+    args += (prob,) if c.weighted else ()
     out = _api()._ffi(target, results, args, **c.attrs())
-    keep = (c.row, c.row, c.col, c.col, True)
+    keep = (c.row, c.row, c.col, c.col, True) + ((True,) if c.weighted and backward else ())
     return tuple(o for o, k_ in zip(out, keep) if k_)
 
 
@@ -155,18 +197,23 @@ def _grouped_op(c: _Config, backward: bool, target: str):
     """The partitioned, batched op of one configuration: every operand and result replicated
     (the module's docstring says why), vmap mapped over the batch."""
 
+    n_in = 2 if backward else 1  # in (and grad), then offsets, then prob (weighted)
+    dprob = c.weighted and backward
+
     def local(axes, mesh, *args):
-        inp, grad, offsets = (args[0], args[1], args[2]) if backward else (args[0], None, args[1])
-        return _local(c, backward, target, inp, grad, offsets)
+        inp, grad = args[0], (args[1] if backward else None)
+        offsets = args[n_in]
+        prob = args[n_in + 1] if c.weighted else None
+        return _local(c, backward, target, inp, grad, offsets, prob)
 
     def shardings(mesh, spec, arg_shapes):
-        ops = [(None, None)] * (2 if backward else 1) + [(None,)]
+        ops = [(None, None)] * n_in + [(None,)] + ([(None,)] if c.weighted else [])
         return (None, None), ops, [(None,) * len(r.shape) for r in _result_shapes(arg_shapes)]
 
     def _result_shapes(arg_shapes):
-        inp, offs = arg_shapes[0], arg_shapes[-1]
+        inp, offs = arg_shapes[0], arg_shapes[n_in]
         res = _results(c, inp.shape[0], inp.shape[1] // 2, offs.shape[0], backward)
-        keep = (c.row, c.row, c.col, c.col, True)
+        keep = (c.row, c.row, c.col, c.col, True) + ((True,) if dprob else ())
         return [jax.ShapeDtypeStruct(sh, ty) for (sh, ty), k_ in zip(res, keep) if k_]
 
     # One factor per dimension, each kept whole: nothing is split. The outputs' dimensions get
@@ -174,9 +221,10 @@ def _grouped_op(c: _Config, backward: bool, target: str):
     fp8 = c.fmt != _MX
     ranks = ([2, 1 if fp8 else 2] if c.row else []) + ([1, 1] if fp8 and c.col else
                                                         [2, 2] if c.col else []) + [1]
+    ranks += [1] if dprob else []
     names = iter("u%d" % i for i in range(2 * len(ranks)))
     outs = [" ".join(next(names) for _ in range(r)) for r in ranks]
-    ins = ["t c"] + (["t g"] if backward else []) + ["e"]
+    ins = ["t c"] + (["t g"] if backward else []) + ["e"] + (["p"] if c.weighted else [])
     rule = ", ".join(ins) + " -> " + ", ".join(outs)
     factors = tuple(dict.fromkeys(rule.replace(",", " ").replace("->", " ").split()))
     op = _partition.partitioned(RowRule(local, rule, shardings, factors))
@@ -184,37 +232,59 @@ def _grouped_op(c: _Config, backward: bool, target: str):
     return _partition.batched(op, lambda n, batched, *args: None)
 
 
-def _call(c: _Config, backward, inp, grad, offsets) -> GroupedArrays:
+def _call(c: _Config, backward, inp, grad, offsets, prob=None):
+    """GroupedArrays; a weighted backward's (GroupedArrays, dprob in prob's shape)."""
     target = _check(c, backward, inp, grad, offsets)
     api = _api()
     api.prepare()
     grad = None if grad is None else grad.astype(jnp.bfloat16)
     args = (inp, offsets) if grad is None else (inp, grad, offsets)
+    args += (prob.reshape(-1),) if c.weighted else ()
     if api._manual(args):  # inside shard_map: the device's own token buffer and offsets
-        out = list(_local(c, backward, target, inp, grad, offsets))
+        out = list(_local(c, backward, target, inp, grad, offsets,
+                          args[-1] if c.weighted else None))
     else:
         out = list(_grouped_op(c, bool(backward), target)(*args))
     rq, rs = (out.pop(0), out.pop(0)) if c.row else (None, None)
     cq, cs = (out.pop(0), out.pop(0)) if c.col else (None, None)
-    return GroupedArrays(rq, rs, cq, cs, out.pop(0))
+    arrays = GroupedArrays(rq, rs, cq, cs, out.pop(0))
+    if c.weighted and backward:
+        # Tokens of no expert get no dp from the kernel; their gradient is 0 (as in cake.torch).
+        t = inp.shape[0]
+        end = jnp.minimum(t, jnp.maximum(0, jax.lax.cummax(offsets.astype(jnp.int32))))[-1]
+        dprob = jnp.where(jnp.arange(t, dtype=jnp.int32) < end, out.pop(0), 0.0)
+        return arrays, dprob.reshape(prob.shape)
+    return arrays
 
 
 def swiglu_grouped(inp, offsets, format="mxfp8", orientation="rowwise", scale_rule="exact",
-                   program: Optional[str] = None) -> GroupedArrays:
-    """Forward: each expert's rows of Y = bf16(silu(in[:, :k]) * in[:, k:]) quantized, O = k.
+                   program: Optional[str] = None, *, activation: str = "silu",
+                   alpha: Optional[float] = None, limit: Optional[float] = None,
+                   prob=None) -> GroupedArrays:
+    """Forward: each expert's rows of Y = bf16(act(in[:, :k], in[:, k:])) quantized, O = k.
 
     in: bfloat16 [T, 2k], the rows grouped by expert; offsets: int32 [E] end rows on the device.
     format "mxfp8" (k a multiple of 32) or "fp8_blockwise" (k a multiple of 128); orientation
     "rowwise", "colwise" or "both" (colwise blocks run along each expert's own rows);
-    scale_rule "exact" or "pow2" (FP8 blockwise). Not differentiable: swiglu_grouped_qdq() is."""
-    return _call(_config(format, orientation, scale_rule, program), False, inp, None, offsets)
+    scale_rule "exact" or "pow2" (FP8 blockwise). activation "silu" or "clamped" (gpt-oss, with
+    alpha and limit: 1.702 and 7.0 by default), prob None or the router probabilities, float32
+    [T] or [T, 1] (Y = act * prob per row), as cake_jax.swiglu_mxfp8 takes them. Not
+    differentiable: swiglu_grouped_qdq() is."""
+    c = _config(format, orientation, scale_rule, program, False, inp.shape[0], activation, alpha,
+                limit, prob)
+    return _call(c, False, inp, None, offsets, prob)
 
 
 def swiglu_grouped_backward(inp, grad, offsets, format="mxfp8", orientation="rowwise",
-                            scale_rule="exact", program: Optional[str] = None) -> GroupedArrays:
+                            scale_rule="exact", program: Optional[str] = None, *,
+                            activation: str = "silu", alpha: Optional[float] = None,
+                            limit: Optional[float] = None, prob=None):
     """Backward: each expert's rows of [dgate | dup] (from in and grad = dL/dY [T, k])
-    quantized, O = 2k."""
-    return _call(_config(format, orientation, scale_rule, program), True, inp, grad, offsets)
+    quantized, O = 2k, for the forward's variant. With prob: (GroupedArrays, dprob), dprob =
+    dL/dprob in prob's shape (0 for tokens of no expert)."""
+    c = _config(format, orientation, scale_rule, program, True, inp.shape[0], activation, alpha,
+                limit, prob)
+    return _call(c, True, inp, grad, offsets, prob)
 
 
 # ---- reading the outputs ---------------------------------------------------------------------
@@ -283,13 +353,13 @@ def dequantize_grouped(g: GroupedArrays, offsets, format="mxfp8", colwise: bool 
 
 
 # ---- the differentiable pairing --------------------------------------------------------------
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _qdq(inp, offsets, fwd: _Config, bwd: _Config):
-    return _qdq_forward(inp, offsets, fwd)
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
+def _qdq(inp, offsets, prob, fwd: _Config, bwd: _Config):
+    return _qdq_forward(inp, offsets, prob, fwd)
 
 
-def _qdq_forward(inp, offsets, fwd):
-    g = _call(fwd, False, inp, None, offsets)
+def _qdq_forward(inp, offsets, prob, fwd):
+    g = _call(fwd, False, inp, None, offsets, prob)
     y = dequantize_grouped(g, offsets, _fmt_name(fwd), colwise=not fwd.row,
                            out_cols=inp.shape[1] // 2)
     return y.astype(jnp.bfloat16), g
@@ -299,17 +369,18 @@ def _fmt_name(c):
     return "mxfp8" if c.fmt == _MX else "fp8_blockwise"
 
 
-def _qdq_fwd(inp, offsets, fwd, bwd):
-    return _qdq_forward(inp, offsets, fwd), (inp, offsets)
+def _qdq_fwd(inp, offsets, prob, fwd, bwd):
+    return _qdq_forward(inp, offsets, prob, fwd), (inp, offsets, prob)
 
 
 def _qdq_bwd(fwd, bwd, residuals, cotangents):
-    inp, offsets = residuals
+    inp, offsets, prob = residuals
     dy, _ = cotangents  # the quantized arrays carry no gradient
-    gb = _call(bwd, True, inp, dy.astype(jnp.bfloat16), offsets)
+    out = _call(bwd, True, inp, dy.astype(jnp.bfloat16), offsets, prob)
+    gb, dprob = out if prob is not None else (out, None)
     din = dequantize_grouped(gb, offsets, _fmt_name(bwd), colwise=not bwd.row,
                              out_cols=inp.shape[1])
-    return din.astype(inp.dtype), np.zeros(offsets.shape, jax.dtypes.float0)
+    return din.astype(inp.dtype), np.zeros(offsets.shape, jax.dtypes.float0), dprob
 
 
 _qdq.defvjp(_qdq_fwd, _qdq_bwd)
@@ -317,7 +388,9 @@ _qdq.defvjp(_qdq_fwd, _qdq_bwd)
 
 def swiglu_grouped_qdq(inp, offsets, format="mxfp8", orientation="rowwise",
                        backward_orientation="rowwise", scale_rule="exact",
-                       program: Optional[str] = None, backward_program: Optional[str] = None):
+                       program: Optional[str] = None, backward_program: Optional[str] = None, *,
+                       activation: str = "silu", alpha: Optional[float] = None,
+                       limit: Optional[float] = None, prob=None):
     """The grouped forward, differentiable (jax.custom_vjp), for FP8 training: returns (y, g),
     g the forward's GroupedArrays (for the GEMM that reads them) and y bfloat16 [T, k] their
     dequantized values (rowwise, or colwise when only colwise is asked for; rows of no expert 0).
@@ -326,7 +399,12 @@ def swiglu_grouped_qdq(inp, offsets, format="mxfp8", orientation="rowwise",
     straight-through rule of FP8 training) and d in is Cake's grouped backward of (in, dy)
     quantized as @p backward_orientation asks and dequantized: the [dgate | dup] the backward's
     FP8 GEMM reads, as bfloat16 [T, 2k] (rows of no expert 0). g carries no gradient. Under jit,
-    y costs nothing when only g is used (XLA drops the dequantization)."""
-    fwd = _config(format, orientation, scale_rule, program)
-    bwd = _config(format, backward_orientation, scale_rule, backward_program)
-    return _qdq(inp, offsets, fwd, bwd)
+    y costs nothing when only g is used (XLA drops the dequantization). The variant
+    (activation, alpha, limit, prob) as swiglu_grouped takes it; prob's cotangent is the
+    backward's dprob."""
+    t = inp.shape[0]
+    fwd = _config(format, orientation, scale_rule, program, False, t, activation, alpha, limit,
+                  prob)
+    bwd = _config(format, backward_orientation, scale_rule, backward_program, True, t,
+                  activation, alpha, limit, prob)
+    return _qdq(inp, offsets, prob, fwd, bwd)

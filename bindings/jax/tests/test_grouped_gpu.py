@@ -2,7 +2,8 @@
 writes (docs/spec/swiglu-grouped.md) equal to the C library's call on the same device buffers
 (libcake through the cake package, on poisoned outputs), on random uneven expert sizes with 0,
 1, 31, 33, 127, 129 tokens and rows of no expert; one jitted function run with new offsets and
-no retrace; the status word of invalid offsets; vmap against per-element calls; and the
+no retrace; the variants (clamped, weighted: the C call with the same variant, dprob bit for
+bit); the status word of invalid offsets; vmap against per-element calls; and the
 custom_vjp: y the dequantized forward, its gradient the dequantized grouped backward, both
 within FP8 E4M3's rounding of the float64 model. Skips without jax, the shim, a GPU or the op."""
 
@@ -111,8 +112,11 @@ def written(fmt, counts, t, k, backward):
     return masks
 
 
-def c_library(handle, fmt, orient, backward, inp, grad, offs, rule="exact", poison_byte=0xA5):
-    """The C call on the same device buffers: (row_q, row_s, col_q, col_s bytes, status)."""
+def c_library(handle, fmt, orient, backward, inp, grad, offs, rule="exact", poison_byte=0xA5,
+              variant=None):
+    """The C call on the same device buffers: (row_q, row_s, col_q, col_s bytes, status), and
+    with @p variant (activation, alpha, limit, prob or None) set in the descriptor, a weighted
+    backward's dprob bytes last."""
     t, k = inp.shape[0], inp.shape[1] // 2
     e = offs.shape[0]
     s = cake.swiglu_grouped_buffer_sizes(t, k, e, backward, fmt)
@@ -128,18 +132,29 @@ def c_library(handle, fmt, orient, backward, inp, grad, offs, rule="exact", pois
     else:
         desc = cake.swiglu_fp8_grouped_desc(t, k, e, orient, rule)
     outs = [ptr(b) for b in bufs] + [ptr(status)]
+    dprob = None
+    if variant is not None:
+        act, alpha, limit, prob = variant
+        desc.variant.activation, desc.variant.alpha, desc.variant.limit = act, alpha, limit
+        if prob is not None:
+            desc.variant.weighted = 1
+            desc.variant.p = ptr(jax.block_until_ready(prob))
+            if backward:
+                dprob = jax.block_until_ready(jnp.full((t,), np.nan, jnp.float32))
+                desc.variant.dp = ptr(dprob)
     if backward:
         handle.swiglu_grouped_backward(desc, ptr(inp), ptr(grad), ptr(offs), *outs)
     else:
         handle.swiglu_grouped_forward(desc, ptr(inp), ptr(offs), *outs)
     device_sync()
-    return [None if b is None else bits(b) for b in bufs], int(np.asarray(status)[0])
+    out = [None if b is None else bits(b) for b in bufs], int(np.asarray(status)[0])
+    return out if dprob is None else out + (bits(dprob),)
 
 
-def run_jax(fmt, orient, backward, inp, grad, offs, rule="exact"):
+def run_jax(fmt, orient, backward, inp, grad, offs, rule="exact", **variant):
     if backward:
-        return cake_jax.swiglu_grouped_backward(inp, grad, offs, fmt, orient, rule)
-    return cake_jax.swiglu_grouped(inp, offs, fmt, orient, rule)
+        return cake_jax.swiglu_grouped_backward(inp, grad, offs, fmt, orient, rule, **variant)
+    return cake_jax.swiglu_grouped(inp, offs, fmt, orient, rule, **variant)
 
 
 def assert_same_written(g, ref, masks, what):
@@ -163,6 +178,45 @@ def test_bytes_equal_the_c_library(handle, fmt, k, backward, orient):
     g = jax.jit(lambda a, d, o: run_jax(fmt, orient, backward, a, d, o))(inp, grad, offs)
     assert ref_status == 0 and int(g.status[0]) == 0
     assert_same_written(g, ref, written(fmt, COUNTS, t, k, backward), (fmt, orient, backward))
+
+
+# The variants (docs/spec/swiglu-mxfp8.md, "Variants"): (activation, alpha, limit, weighted).
+VARIANTS = [("clamped", 1.702, 7.0, False), ("silu", 1.702, 7.0, True), ("clamped", 1.25, 2.5, True)]
+
+
+@pytest.mark.parametrize("fmt,k", [("mxfp8", 256), ("fp8_blockwise", 256)])
+@pytest.mark.parametrize("backward,orient", [(False, "both"), (True, "both"), (True, "colwise")])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variant_bytes_equal_the_c_library(handle, fmt, k, backward, orient, variant):
+    # The JAX options reach the kernel: the C call with the same variant in its descriptor
+    # writes the same bytes, and a weighted backward's dprob the same bits on every expert row.
+    t = sum(COUNTS) + SPARE
+    inp, grad = inputs(t, k, seed=17 + k + 2 * backward + len(orient))
+    offs = offs_of(COUNTS)
+    activation, alpha, limit, weighted = variant
+    prob = jax.random.uniform(jax.random.key(t), (t,), jnp.float32, 0.05, 1.0) if weighted \
+        else None
+    act = {"silu": 0, "clamped": 1}[activation]
+    ref = c_library(handle, fmt, orient, backward, inp, grad, offs,
+                    variant=(act, alpha, limit, prob))
+    poison(4 * t * 2 * k, 0x5A)
+    kw = dict(activation=activation, alpha=alpha, limit=limit, prob=prob)
+    got = jax.jit(lambda a, d, o, p: run_jax(fmt, orient, backward, a, d, o,
+                                             **dict(kw, prob=p)))(inp, grad, offs, prob)
+    g, dprob = got if weighted and backward else (got, None)
+    assert ref[1] == 0 and int(g.status[0]) == 0
+    assert_same_written(g, ref[0], written(fmt, COUNTS, t, k, backward),
+                        (fmt, orient, backward, variant))
+    if dprob is not None:
+        end = sum(COUNTS)
+        assert dprob.shape == (t,) and dprob.dtype == jnp.float32
+        assert np.array_equal(bits(dprob)[:4 * end], ref[2][:4 * end]), "dprob"
+        assert np.all(np.asarray(dprob)[end:] == 0.0)  # tokens of no expert
+    # The plain call differs: the variant is not dropped on the way.
+    plain = run_jax(fmt, orient, backward, inp, grad, offs)
+    first = next(a for a in (plain.row_q, plain.col_q) if a is not None)
+    mine = next(a for a in (g.row_q, g.col_q) if a is not None)
+    assert not np.array_equal(bits(first), bits(mine))
 
 
 @pytest.mark.parametrize("backward", [False, True])

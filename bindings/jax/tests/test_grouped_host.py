@@ -248,3 +248,108 @@ def test_shard_map_is_expert_parallelism(cpu_handlers, mesh):
     (line,) = _calls(text, "cake_swiglu_fp8_grouped_fwd")
     assert f"bf16[{t // 4},{2 * k}]" in line and f"s32[{e}]" in line
     assert "all-gather" not in text
+
+
+# ---- the variants ----------------------------------------------------------------------------
+def _needs_grouped_variants():
+    if not hasattr(cake_jax._shim, "cake_jax_swiglu_grouped_variants") or \
+            not cake_jax._lib_swiglu_variants():
+        pytest.skip("libcake_jax / libcake predate the grouped SwiGLU variants")
+
+
+def _custom_calls(fn, *args):
+    text = jax.jit(fn).lower(*args).as_text()
+    return [line for line in text.splitlines() if "stablehlo.custom_call" in line]
+
+
+@pytest.mark.parametrize("fmt,fam", [("mxfp8", "mxfp8"), ("fp8_blockwise", "fp8")])
+def test_variant_calls_lower_to_the_grouped_variant_targets(fmt, fam):
+    _needs_grouped_variants()
+    inp, grad, offs = spec(384, 128, 3)
+    prob = jax.ShapeDtypeStruct((384,), jnp.float32)
+    (line,) = _custom_calls(lambda a, o, p: cake_jax.swiglu_grouped(
+        a, o, fmt, "both", activation="clamped", alpha=1.5, limit=3.0, prob=p), inp, offs, prob)
+    assert f"@cake_swiglu_{fam}_grouped_variant_fwd(%arg0, %arg1, %arg2)" in line
+    assert "activation = 1 : i32" in line and "alpha = 1.500000e+00 : f32" in line
+    assert "limit = 3.000000e+00 : f32" in line
+    (line,) = _custom_calls(lambda a, g, o: cake_jax.swiglu_grouped_backward(
+        a, g, o, fmt, activation="clamped"), inp, grad, offs)
+    assert f"@cake_swiglu_{fam}_grouped_variant_bwd(%arg0, %arg1, %arg2)" in line  # no prob
+    assert "limit = 7.000000e+00 : f32" in line  # gpt-oss's defaults
+    (line,) = _custom_calls(lambda a, g, o, p: cake_jax.swiglu_grouped_backward(
+        a, g, o, fmt, prob=p), inp, grad, offs, prob)
+    assert f"@cake_swiglu_{fam}_grouped_variant_bwd(%arg0, %arg1, %arg2, %arg3)" in line
+    assert "activation = 0 : i32" in line
+    (line,) = _custom_calls(lambda a, o: cake_jax.swiglu_grouped(a, o, fmt), inp, offs)
+    assert f"@cake_swiglu_{fam}_grouped_fwd(%arg0, %arg1)" in line and "activation" not in line
+
+
+@pytest.mark.parametrize("prob_shape", [(384,), (384, 1)])
+def test_grouped_weighted_backward_returns_dprob_in_probs_shape(prob_shape):
+    _needs_grouped_variants()
+    inp, grad, offs = spec(384, 128, 3)
+    prob = jax.ShapeDtypeStruct(prob_shape, jnp.float32)
+    for fmt in FORMATS:
+        g, dp = jax.eval_shape(lambda a, d, o, p: cake_jax.swiglu_grouped_backward(
+            a, d, o, fmt, "both", prob=p), inp, grad, offs, prob)
+        assert g.row_q.shape == (384, 256) and g.status.shape == (1,)
+        assert dp.shape == prob_shape and dp.dtype == jnp.float32
+
+
+@pytest.mark.parametrize("kw,error,words", [
+    ({"activation": "gelu"}, ValueError, "activation 'gelu': 'silu' or 'clamped'"),
+    ({"prob": (383,)}, ValueError, "prob (383,) float32 must be float32 [m] or [m, 1] with "
+     "m = 384"),
+    ({"activation": "clamped", "limit": 0.0}, cake.InvalidArgumentError,
+     "desc->variant.limit = 0: the clamped activation needs a limit > 0 (not NaN)"),
+    ({"activation": "clamped", "alpha": float("inf")}, cake.InvalidArgumentError,
+     "desc->variant.alpha = inf"),
+])
+def test_grouped_variant_trace_time_errors(kw, error, words):
+    _needs_grouped_variants()
+    inp, _, offs = spec(384, 128, 3)
+    shape = kw.pop("prob", None)
+    prob = None if shape is None else jax.ShapeDtypeStruct(shape, jnp.float32)
+    for fmt in FORMATS:
+        with pytest.raises(error, match=re.escape(words)):
+            jax.jit(lambda a, o, p: cake_jax.swiglu_grouped(a, o, fmt, prob=p, **kw)).lower(
+                inp, offs, prob)
+
+
+def test_grouped_variant_is_replicated_under_a_mesh(cpu_handlers, mesh):
+    # prob is replicated with the tokens (the offsets index the whole buffer).
+    _needs_grouped_variants()
+    if len(jax.devices("cpu")) < 4:
+        pytest.skip("needs 4 CPU devices")
+    t, k, e = 1024, 256, 8
+    rows = NamedSharding(mesh, P("r", None))
+    inp = jax.ShapeDtypeStruct((t, 2 * k), BF16, sharding=rows)
+    grad = jax.ShapeDtypeStruct((t, k), BF16, sharding=rows)
+    offs = jax.ShapeDtypeStruct((e,), I32, sharding=NamedSharding(mesh, P()))
+    prob = jax.ShapeDtypeStruct((t,), jnp.float32, sharding=NamedSharding(mesh, P("r")))
+    c = jax.jit(lambda a, d, o, p: cake_jax.swiglu_grouped_backward(
+        a, d, o, "mxfp8", "both", prob=p)).lower(inp, grad, offs, prob).compile()
+    text = c.as_text()
+    (line,) = _calls(text, "cake_swiglu_mxfp8_grouped_variant_bwd")
+    assert f"bf16[{t},{2 * k}]" in line and f"f32[{t}]" in line  # the whole buffer and prob
+    assert "all-gather" in text
+    for s in jax.tree_util.tree_leaves(c.output_shardings):
+        assert s.is_fully_replicated
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_qdq_variant_gives_probs_cotangent(fmt):
+    _needs_grouped_variants()
+    t, k, e = 384, 128, 3
+    inp, _, offs = spec(t, k, e)
+    prob = jax.ShapeDtypeStruct((t, 1), jnp.float32)
+
+    def loss(a, o, p):
+        y, _ = cake_jax.swiglu_grouped_qdq(a, o, fmt, activation="clamped", prob=p)
+        return y.astype(jnp.float32).sum()
+
+    da, dp = jax.eval_shape(jax.grad(loss, (0, 2)), inp, offs, prob)
+    assert da.shape == (t, 2 * k) and dp.shape == (t, 1) and dp.dtype == jnp.float32
+    text = jax.jit(jax.grad(loss, (0, 2))).lower(inp, offs, prob).as_text()
+    fam = "mxfp8" if fmt == "mxfp8" else "fp8"
+    assert f"cake_swiglu_{fam}_grouped_variant_bwd" in text
