@@ -116,7 +116,6 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
 
   const GeneralGroup g = general_group<kThreads>(p.d);
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
-  const float inv_g = inverse_width(p.group);
   const int col = g.li * 8;
   // The CTA's trips: its blocks' 16 rows each, in order. 32 bits: a grid of up to 2^31 CTAs
   // over at most 2^55 blocks (the library's 64-bit byte counts) leaves at most 2^28 trips.
@@ -130,12 +129,17 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   for (int k = 0; k < trips; ++k) {
     const int r = static_cast<int>(k % kChunk);
     const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
-    const int64_t row = blk * p.rows_per_block + int64_t(g.group) * kChunk + r;
+    // The row group and 1 / G again each trip, from values the compiler cannot hoist (a
+    // division and a reciprocal): held across the trips, with the FP64 path of a wide group in
+    // the loop, they would be spilled.
+    const int group = opaque_i32(static_cast<int>(threadIdx.x)) / g.lanes;
+    const int64_t row = blk * p.rows_per_block + int64_t(group) * kChunk + r;
     const bool valid = row < p.rows;
     const bool ok = valid && g.holds();
     // Read from the parameters in each trip: cheaper to rematerialise than to keep.
     const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
     const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
+    const float inv_g = inverse_width(opaque_i32(p.group));  // see group above
     float xf[8], zf[8], dyf[8];
     load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf);
     load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);
