@@ -38,21 +38,6 @@ __device__ __forceinline__ void unpack16_as_f32(uint4 v, int32_t dtype, float (&
   }
 }
 
-// v, through a volatile move: the compiler can neither see its value nor move it out of a loop.
-__device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
-#if defined(CAKE_HOST_EMULATION)
-  return v;
-#else
-  uint32_t r;
-  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
-  return r;
-#endif
-}
-
-__device__ __forceinline__ uint4 opaque_u4(uint4 v) {
-  return make_uint4(opaque_u32(v.x), opaque_u32(v.y), opaque_u32(v.z), opaque_u32(v.w));
-}
-
 template <int kGate>
 __device__ __forceinline__ float tile_gate(float z) {
   if constexpr (kGate == CAKE_NORMGATE_GATE_SILU) return __fmul_rn(z, sigmoid(z));

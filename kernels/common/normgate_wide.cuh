@@ -78,19 +78,6 @@ __device__ __forceinline__ double chunk_to_double(float acc) {
   return static_cast<double>(isinf(acc) ? copysignf(FLT_MAX, acc) : acc);
 }
 
-// v through a volatile move: the compiler can neither see its value nor hoist what is computed
-// from it, so a value derived from it is recomputed where it is used rather than held (and, in
-// a program at its register budget, spilled) across the FP64 path.
-__device__ __forceinline__ int32_t opaque_i32(int32_t v) {
-#if defined(CAKE_HOST_EMULATION)
-  return v;
-#else
-  int32_t r;
-  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
-  return r;
-#endif
-}
-
 // ---- FP64 arithmetic ---------------------------------------------------------------------
 
 // The function a call computes, as the FP64 path reads it: the default form (SiLU after a

@@ -229,4 +229,25 @@ __device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
                     pack_bf16x2(f[6], f[7]));
 }
 
+// v through a volatile move: the compiler can neither see its value nor move it out of a loop,
+// so what is computed from it is computed where it is used, not held (in a program at its
+// register budget, held values are spilled).
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
+#if defined(CAKE_HOST_EMULATION)
+  return v;
+#else
+  uint32_t r;
+  asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+#endif
+}
+
+__device__ __forceinline__ int32_t opaque_i32(int32_t v) {
+  return static_cast<int32_t>(opaque_u32(static_cast<uint32_t>(v)));
+}
+
+__device__ __forceinline__ uint4 opaque_u4(uint4 v) {
+  return make_uint4(opaque_u32(v.x), opaque_u32(v.y), opaque_u32(v.z), opaque_u32(v.w));
+}
+
 }  // namespace cake

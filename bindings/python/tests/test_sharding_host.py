@@ -182,10 +182,19 @@ def test_main_grad_mixed_placements_are_refused(mesh2):
             torch.ops.cake.normgate_bwd_accumulate(x, x, x, w, mg, 1e-6, 0, False, 0, True)
 
 
-# ---- SwiGLU + MXFP8 --------------------------------------------------------------------------
+# ---- SwiGLU + MXFP8 and + FP8 blockwise -------------------------------------------------------
+# Per family: the operators, and the placements of row_s and (its shape) of col_s.
+SWIGLU_FAMILIES = {
+    "mxfp8": ("swiglu_mxfp8_fwd", "swiglu_mxfp8_bwd", Shard(0), None),
+    "fp8": ("swiglu_fp8_fwd", "swiglu_fp8_bwd", Shard(1), lambda m, o: (m // 128, o)),
+}
+
+
+@pytest.mark.parametrize("family", sorted(SWIGLU_FAMILIES))
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("orient", [1, 2, 3])
-def test_swiglu_rows_sharded_run_locally(mesh, orient, backward):
+def test_swiglu_rows_sharded_run_locally(mesh, family, orient, backward):
+    fwd, bwd, row_s, col_s_shape = SWIGLU_FAMILIES[family]
     m, k = 128 * WORLD * 2, 256
     o = 2 * k if backward else k
     with FakeTensorMode():
@@ -193,17 +202,19 @@ def test_swiglu_rows_sharded_run_locally(mesh, orient, backward):
         with CommDebugMode() as comm:
             if backward:
                 grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
-                rq, rs, cq, cs, dp = torch.ops.cake.swiglu_mxfp8_bwd(inp, grad, orient)
+                rq, rs, cq, cs, dp = getattr(torch.ops.cake, bwd)(inp, grad, orient)
                 assert dp.placements == (Replicate(),)  # unweighted: empty
             else:
-                rq, rs, cq, cs = torch.ops.cake.swiglu_mxfp8_fwd(inp, orient)
+                rq, rs, cq, cs = getattr(torch.ops.cake, fwd)(inp, orient)
         assert counts(comm) == {}
         if orient & 1:
-            assert rq.placements == (Shard(0),) and rs.placements == (Shard(0),)
+            assert rq.placements == (Shard(0),) and rs.placements == (row_s,)
             assert rq.shape == (m, o)
         if orient & 2:
             assert cq.placements == (Shard(1),) and cq.shape == (o, m)
             assert cs.placements == (Shard(0),)
+            if col_s_shape is not None:
+                assert cs.shape == col_s_shape(m, o)
 
 
 @pytest.mark.parametrize("backward", [False, True])
@@ -258,28 +269,6 @@ def test_colwise_scales_to_global_is_a_tile_permutation():
 
 
 # ---- SwiGLU + FP8 blockwise, grouped SwiGLU, quantized norm-gate -----------------------------
-@pytest.mark.parametrize("backward", [False, True])
-@pytest.mark.parametrize("orient", [1, 2, 3])
-def test_swiglu_fp8_rows_sharded_run_locally(mesh, orient, backward):
-    m, k = 128 * WORLD * 2, 256
-    o = 2 * k if backward else k
-    with FakeTensorMode():
-        inp = dt(torch.empty(m // WORLD, 2 * k, dtype=BF16), mesh, [Shard(0)])
-        with CommDebugMode() as comm:
-            if backward:
-                grad = dt(torch.empty(m // WORLD, k, dtype=BF16), mesh, [Shard(0)])
-                rq, rs, cq, cs, dp = torch.ops.cake.swiglu_fp8_bwd(inp, grad, orient)
-            else:
-                rq, rs, cq, cs = torch.ops.cake.swiglu_fp8_fwd(inp, orient)
-        assert counts(comm) == {}
-        if orient & 1:
-            assert rq.placements == (Shard(0),) and rq.shape == (m, o)
-            assert rs.placements == (Shard(1),) and rs.shape == (o // 128, m)
-        if orient & 2:
-            assert cq.placements == (Shard(1),) and cq.shape == (o, m)
-            assert cs.placements == (Shard(0),) and cs.shape == (m // 128, o)
-
-
 def test_swiglu_fp8_rowwise_shards_any_rows_colwise_whole_blocks(mesh):
     # 40 rows over 4 ranks: 10 a rank. The rowwise form has one scale a row: sharded; a colwise
     # form's 128-row blocks would straddle the shards: replicated.
