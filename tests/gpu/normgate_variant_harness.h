@@ -143,7 +143,7 @@ FwdOut run_forward(cake_handle_t h, const Inputs &in, const char *program) {
   return {y.download(), rstd.download(), info.name};
 }
 
-void check_forward(const Inputs &in, const FwdOut &out) {
+[[maybe_unused]] void check_forward(const Inputs &in, const FwdOut &out) {
   const Case &c = in.c;
   std::vector<double> y, rstd;
   cake_test::variant_forward_ref(spec_of(c), c.rows, in.x.vals, in.z.vals, in.w.vals, &y, &rstd);
@@ -258,7 +258,7 @@ BwdRef backward_ref(const Inputs &in) {
 }
 
 // l2: judge each tensor's relative L2 error too (the per-element contract always applies).
-void check_backward(const Inputs &in, const BwdRef &ref, const BwdRun &run, const BwdOut &out,
+[[maybe_unused]] void check_backward(const Inputs &in, const BwdRef &ref, const BwdRun &run, const BwdOut &out,
                     const std::vector<unsigned char> *dw0, bool l2 = true) {
   const Case &c = in.c;
   std::string first;
@@ -316,5 +316,22 @@ void check_backward(const Inputs &in, const BwdRef &ref, const BwdRun &run, cons
 }
 
 bool same_grads(const BwdOut &a, const BwdOut &b) { return a.dx == b.dx && a.dz == b.dz; }
+
+// Every serving program of `desc`'s backward (its package) in each handle's table, forced on
+// `run`'s call: visit(name, outputs) for each. Returns how many ran.
+template <class Visit>
+int backward_every_program(const std::vector<cake_handle_t> &handles, const Inputs &in,
+                           const cake_normgate_desc &desc, const BwdRun &run, Visit visit) {
+  int n = 0;
+  for (cake_handle_t h : handles) {
+    for (const std::string &name : serving(h, desc, true)) {
+      BwdRun f = run;
+      f.program = name.c_str();
+      visit(name, run_backward(h, in, f));
+      ++n;
+    }
+  }
+  return n;
+}
 
 }  // namespace

@@ -229,36 +229,26 @@ static void test_range_backward(void **) {
     failed += !check_range_backward(in, ref, run.dw_dtype, det);
     cake_normgate_desc desc = desc_of(in, nullptr);
     desc.dw_dtype = static_cast<cake_dtype_t>(run.dw_dtype);
-    for (cake_handle_t h : handles) {
-      for (const std::string &name : serving(h, desc, true)) {
-        BwdRun f = run;
-        f.program = name.c_str();
-        const BwdOut got = run_backward(h, in, f);
-        if (!same_grads(det, got) || got.dw != det.dw) {
-          print_error("%s range rows: deterministic %s differs from routed %s\n",
-                      c.label().c_str(), name.c_str(), det.program.c_str());
-          ++failed;
-        }
-        ++forced;
+    const auto det_same = [&](const std::string &name, const BwdOut &got) {
+      if (!same_grads(det, got) || got.dw != det.dw) {
+        print_error("%s range rows: deterministic %s differs from routed %s\n",
+                    c.label().c_str(), name.c_str(), det.program.c_str());
+        ++failed;
       }
-    }
+    };
+    forced += backward_every_program(handles, in, desc, run, det_same);
     BwdRun nd = run;
     nd.package = CAKE_NORMGATE_NONDETERMINISTIC;
     desc.package = CAKE_NORMGATE_NONDETERMINISTIC;
-    for (cake_handle_t h : handles) {
-      for (const std::string &name : serving(h, desc, true)) {
-        BwdRun f = nd;
-        f.program = name.c_str();
-        const BwdOut got = run_backward(h, in, f);
-        failed += !check_range_backward(in, ref, nd.dw_dtype, got);
-        if (!same_grads(det, got)) {
-          print_error("%s range rows: non-deterministic %s dx/dz differ from the deterministic package\n",
-                      c.label().c_str(), name.c_str());
-          ++failed;
-        }
-        ++forced;
+    const auto nd_check = [&](const std::string &name, const BwdOut &got) {
+      failed += !check_range_backward(in, ref, nd.dw_dtype, got);
+      if (!same_grads(det, got)) {
+        print_error("%s range rows: non-deterministic %s dx/dz differ from the deterministic package\n",
+                    c.label().c_str(), name.c_str());
+        ++failed;
       }
-    }
+    };
+    forced += backward_every_program(handles, in, desc, nd, nd_check);
   }
   print_message("%zu range backward cases, %d forced program runs checked, %d failures\n",
                 sizeof kCases / sizeof kCases[0], forced, failed);

@@ -157,37 +157,27 @@ static void test_variant_backward(void **) {
     cake_normgate_desc desc = desc_of(in, nullptr);
     desc.dw_dtype = static_cast<cake_dtype_t>(dw_dtype);
     desc.flags = run.flags;
-    for (cake_handle_t h : handles) {
-      for (const std::string &name : serving(h, desc, true)) {
-        BwdRun f = run;
-        f.program = name.c_str();
-        const BwdOut got = run_backward(h, in, f);
-        if (!same_grads(det, got) || got.dw != det.dw) {
-          print_error("%s: deterministic %s differs from routed %s\n", c.label().c_str(),
-                      name.c_str(), det.program.c_str());
-          fail();
-        }
-        ++forced;
+    const auto det_same = [&](const std::string &name, const BwdOut &got) {
+      if (!same_grads(det, got) || got.dw != det.dw) {
+        print_error("%s: deterministic %s differs from routed %s\n", c.label().c_str(),
+                    name.c_str(), det.program.c_str());
+        fail();
       }
-    }
+    };
+    forced += backward_every_program(handles, in, desc, run, det_same);
     // Non-deterministic: dx, dz the same bytes; dw within the contract; every program.
     BwdRun nd = run;
     nd.package = CAKE_NORMGATE_NONDETERMINISTIC;
     desc.package = CAKE_NORMGATE_NONDETERMINISTIC;
-    for (cake_handle_t h : handles) {
-      for (const std::string &name : serving(h, desc, true)) {
-        BwdRun f = nd;
-        f.program = name.c_str();
-        const BwdOut got = run_backward(h, in, f);
-        check_backward(in, ref, f, got, base);
-        if (!same_grads(det, got)) {
-          print_error("%s: non-deterministic %s dx/dz differ from the deterministic package\n",
-                      c.label().c_str(), name.c_str());
-          fail();
-        }
-        ++forced;
+    const auto nd_check = [&](const std::string &name, const BwdOut &got) {
+      check_backward(in, ref, nd, got, base);
+      if (!same_grads(det, got)) {
+        print_error("%s: non-deterministic %s dx/dz differ from the deterministic package\n",
+                    c.label().c_str(), name.c_str());
+        fail();
       }
-    }
+    };
+    forced += backward_every_program(handles, in, desc, nd, nd_check);
     ++cases;
   }
   print_message("%d backward cases within the contract, %d forced program runs checked\n", cases,
