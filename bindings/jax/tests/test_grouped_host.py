@@ -124,26 +124,37 @@ def _calls(text, target):
     return [l for l in text.splitlines() if f'custom_call_target="{target}"' in l]
 
 
+def _row_sharded(mesh, t, k, e):
+    """in and grad sharded on rows over the mesh's four CPU devices, offsets replicated."""
+    if len(jax.devices("cpu")) < 4:
+        pytest.skip("needs 4 CPU devices")
+    rows = NamedSharding(mesh, P("r", None))
+    return (jax.ShapeDtypeStruct((t, 2 * k), BF16, sharding=rows),
+            jax.ShapeDtypeStruct((t, k), BF16, sharding=rows),
+            jax.ShapeDtypeStruct((e,), I32, sharding=NamedSharding(mesh, P())))
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("backward", [False, True])
 def test_row_sharded_tokens_are_replicated(cpu_handlers, mesh, fmt, backward):
-    if len(jax.devices("cpu")) < 4:
-        pytest.skip("needs 4 CPU devices")
     t, k, e = 1024, 256, 8
-    rows = NamedSharding(mesh, P("r", None))
-    inp = jax.ShapeDtypeStruct((t, 2 * k), BF16, sharding=rows)
-    grad = jax.ShapeDtypeStruct((t, k), BF16, sharding=rows)
-    offs = jax.ShapeDtypeStruct((e,), I32, sharding=NamedSharding(mesh, P()))
-    c = jax.jit(call(fmt, "both", backward)).lower(inp, grad, offs).compile()
-    text = c.as_text()
+    inp, grad, offs = _row_sharded(mesh, t, k, e)
     target = "cake_swiglu_%s_grouped_%s" % ("mxfp8" if fmt == "mxfp8" else "fp8",
                                             "bwd" if backward else "fwd")
-    (line,) = _calls(text, target)
-    # The kernel sees the whole token buffer: XLA gathered the rows first.
+    line = _gathered_call(call(fmt, "both", backward), target, inp, grad, offs)
     assert f"bf16[{t},{2 * k}]" in line
+
+
+def _gathered_call(fn, target, *args):
+    """The custom call of @p target in fn's compiled program: XLA gathered the sharded rows
+    first (an all-gather) and every output is replicated. Returns the call's line."""
+    c = jax.jit(fn).lower(*args).compile()
+    text = c.as_text()
+    (line,) = _calls(text, target)
     assert "all-gather" in text
     for s in jax.tree_util.tree_leaves(c.output_shardings):
         assert s.is_fully_replicated
+    return line
 
 
 def test_vmap_maps_over_the_batch():
@@ -319,22 +330,13 @@ def test_grouped_variant_trace_time_errors(kw, error, words):
 def test_grouped_variant_is_replicated_under_a_mesh(cpu_handlers, mesh):
     # prob is replicated with the tokens (the offsets index the whole buffer).
     _needs_grouped_variants()
-    if len(jax.devices("cpu")) < 4:
-        pytest.skip("needs 4 CPU devices")
     t, k, e = 1024, 256, 8
-    rows = NamedSharding(mesh, P("r", None))
-    inp = jax.ShapeDtypeStruct((t, 2 * k), BF16, sharding=rows)
-    grad = jax.ShapeDtypeStruct((t, k), BF16, sharding=rows)
-    offs = jax.ShapeDtypeStruct((e,), I32, sharding=NamedSharding(mesh, P()))
+    inp, grad, offs = _row_sharded(mesh, t, k, e)
     prob = jax.ShapeDtypeStruct((t,), jnp.float32, sharding=NamedSharding(mesh, P("r")))
-    c = jax.jit(lambda a, d, o, p: cake_jax.swiglu_grouped_backward(
-        a, d, o, "mxfp8", "both", prob=p)).lower(inp, grad, offs, prob).compile()
-    text = c.as_text()
-    (line,) = _calls(text, "cake_swiglu_mxfp8_grouped_variant_bwd")
+    fn = lambda a, d, o, p: cake_jax.swiglu_grouped_backward(  # noqa: E731
+        a, d, o, "mxfp8", "both", prob=p)
+    line = _gathered_call(fn, "cake_swiglu_mxfp8_grouped_variant_bwd", inp, grad, offs, prob)
     assert f"bf16[{t},{2 * k}]" in line and f"f32[{t}]" in line  # the whole buffer and prob
-    assert "all-gather" in text
-    for s in jax.tree_util.tree_leaves(c.output_shardings):
-        assert s.is_fully_replicated
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
