@@ -184,19 +184,29 @@ struct WideStats {
   double mean;  // backward: mean(dn * n)
 };
 
-// The statistics of the mean-square group of `row` that holds column `col`, its columns summed
-// in order in one pass (FP64: every product of FP32-range values exact, the sums far from
-// overflow): sum(u^2) and, for the backward, sum(dn * u), so mean(dn * n) = rstd * sum(dn * u) / G.
-__device__ __forceinline__ WideStats wide_stats(const cake_normgate_params &p, const WideForm &f,
-                                                int64_t row, int32_t col, bool grad) {
-  const int32_t c0 = col - col % f.group;
-  double ss = 0.0, su = 0.0;
+// The sums over the mean-square group of `row` that starts at column c0, its columns in order,
+// column `skip` left out (-1: none) (FP64: every product of FP32-range values exact, the sums far
+// from overflow): sum(u^2) and, for the backward, sum(dn * u).
+__device__ __forceinline__ void wide_group_sums(const cake_normgate_params &p, const WideForm &f,
+                                                int64_t row, int32_t c0, int32_t skip, bool grad,
+                                                double &ss, double &su) {
+  ss = 0.0;
+  su = 0.0;
 #pragma unroll 1
   for (int32_t c = c0; c < c0 + f.group; ++c) {
+    if (c == skip) continue;
     const WideColumn k = wide_column(p, f, row, c, 1.0, grad);  // n = u
     ss = fma(k.n, k.n, ss);
     if (grad) su = fma(k.pdy(f.before()) * k.w, k.n, su);
   }
+}
+
+// The statistics of the mean-square group of `row` that holds column `col` (wide_group_sums):
+// rstd and, for the backward, mean(dn * n) = rstd * sum(dn * u) / G.
+__device__ __forceinline__ WideStats wide_stats(const cake_normgate_params &p, const WideForm &f,
+                                                int64_t row, int32_t col, bool grad) {
+  double ss, su;
+  wide_group_sums(p, f, row, col - col % f.group, -1, grad, ss, su);
   const double inv = wide_inverse(f.group);
   WideStats st;
   st.rstd = wide_rsqrt(fma(ss, inv, static_cast<double>(p.eps)));
@@ -214,21 +224,14 @@ __device__ __forceinline__ bool wide_dominates(const WideColumn &k, int32_t grou
 
 // du of a column c that wide_dominates, written out with the sums over the group's other
 // columns, ss' = sum(u_j^2) and t' = sum(dn_j * u_j) (j != c), summed directly in order in a
-// pass of their own, so that no large term is subtracted:
+// pass of their own (wide_group_sums without column c), so that no large term is subtracted:
 //   du = rstd^3 / G * (dn_c * (ss' + G * eps) - u_c * t').
 // FP64 carries every product (|dn| <= 2^384, |u| <= 2^256, |dn * u| <= 2^512, G <= 2^13).
 // Column c's own values are read after the pass: the pass holds only its two sums.
 __device__ __forceinline__ double wide_dominant_du(const cake_normgate_params &p, const WideForm &f,
                                                    int64_t row, int32_t c, double rstd) {
-  const int32_t c0 = c - c % f.group;
-  double ss = 0.0, t = 0.0;
-#pragma unroll 1
-  for (int32_t j = c0; j < c0 + f.group; ++j) {
-    if (j == c) continue;
-    const WideColumn k = wide_column(p, f, row, j, 1.0, true);  // n = u
-    ss = fma(k.n, k.n, ss);
-    t = fma(k.pdy(f.before()) * k.w, k.n, t);
-  }
+  double ss, t;
+  wide_group_sums(p, f, row, c - c % f.group, c, true, ss, t);
   const WideColumn k = wide_column(p, f, row, c, 1.0, true);
   const double g = static_cast<double>(f.group);
   const double r2g = rstd * rstd * wide_inverse(f.group);  // 1 / (ss + G * eps)
