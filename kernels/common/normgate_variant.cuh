@@ -104,15 +104,27 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   constexpr int kChunk = CAKE_NG_DW_CHUNK_ROWS;
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   constexpr int kThreads = Cfg::kThreads;
+  // A ring program (kStages > 0, 16-bit x and z only) copies later trips' x, z and dy into
+  // shared memory while this trip reduces: bytes in flight across the row's barriers, without
+  // registers. With no ring each trip reads its row only after the previous trip's reductions.
+  constexpr int kStages = Cfg::kPrefetch;
+  static_assert(kStages == 0 || (kStages >= 2 && kStages <= 4), "no ring, or trips in flight");
+  constexpr int kRing = kStages > 0 ? kStages : 1;  // the ring's stages, as a divisor
   __shared__ float red[kThreads];
   __shared__ double sums[kCombineDoubles<kThreads>];
   __shared__ int flag;
-  __shared__ double wide_scratch[2 * kThreads];  // each thread's two: wide groups' statistics
-  // Dynamic shared memory (cake_ng_general_bwd_smem with no ring): each thread's FP32 chunk sums
-  // of its 8 columns, and (non-deterministic) its FP64 sums over its chunks; its own slots only.
+  // Each thread's two doubles for a wide group's statistics; a ring program uses its slot of
+  // the stage just read instead (refilled only next trip), which leaves the 1024-thread
+  // program's shared memory within the limit.
+  __shared__ double wide_scratch[kStages == 0 ? 2 * kThreads : 1];
+  // Dynamic shared memory (cake_ng_general_bwd_smem): the ring [stage][x, z, dy][thread] of
+  // 16-byte vectors, each thread's FP32 chunk sums of its 8 columns, and (non-deterministic) its
+  // FP64 sums over its chunks; each thread reads back only its own slots, so a commit-group wait
+  // orders them: no barrier.
   extern __shared__ __align__(16) unsigned char smem[];
-  float4 *acc = reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(0, kThreads)) + threadIdx.x;
-  double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(0, kThreads)) + threadIdx.x;
+  uint4 *ring = reinterpret_cast<uint4 *>(smem);
+  float4 *acc = reinterpret_cast<float4 *>(smem + cake_ng_general_acc_offset(kStages, kThreads)) + threadIdx.x;
+  double *part = reinterpret_cast<double *>(smem + cake_ng_general_part_offset(kStages, kThreads)) + threadIdx.x;
 
   const GeneralGroup g = general_group<kThreads>(p.d);
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
@@ -121,35 +133,75 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   // over at most 2^55 blocks (the library's 64-bit byte counts) leaves at most 2^28 trips.
   const int my_blocks = static_cast<int>(cta_blocks(p.num_blocks));
   const int trips = my_blocks * kChunk;
+  // The row of trip k. The row group is computed again each time, from a value the compiler
+  // cannot hoist (a division): held across the trips, with the FP64 path of a wide group in the
+  // loop, it would be spilled.
+  auto row_of = [&](int k) {
+    const int group = opaque_i32(static_cast<int>(threadIdx.x)) / g.lanes;
+    const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
+    return blk * p.rows_per_block + int64_t(group) * kChunk + k % kChunk;
+  };
+  auto issue = [&](int k) {
+    if (k < trips) {
+      const int64_t row = row_of(k);
+      const bool ok = row < p.rows && g.holds();
+      const bool z_ok = ok && p.gate != CAKE_NORMGATE_GATE_NONE;  // no z: zeros, no read
+      const int64_t src = ok ? row : 0;
+      uint4 *v = ring + (k % kRing) * 3 * kThreads + threadIdx.x;
+      cp_async16(v, p.x + src * p.x_stride + col, ok);
+      cp_async16(v + kThreads, z_ok ? p.z + src * p.z_stride + col : p.x + col, z_ok);
+      cp_async16(v + 2 * kThreads, p.dy + src * p.dy_stride + col, ok);
+    }
+    cp_async_commit();  // possibly empty: the group count stays uniform
+  };
+  if constexpr (kStages > 0) {
+#pragma unroll
+    for (int k = 0; k < kStages - 1; ++k) issue(k);
+  }
   if constexpr (!kDet) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) part[i * kThreads] = 0.0;
   }
 
   for (int k = 0; k < trips; ++k) {
+    if constexpr (kStages > 0) {
+      issue(k + kStages - 1);
+      cp_async_wait<kStages - 1>();
+    }
     const int r = static_cast<int>(k % kChunk);
     const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
-    // The row group and 1 / G again each trip, from values the compiler cannot hoist (a
-    // division and a reciprocal): held across the trips, with the FP64 path of a wide group in
-    // the loop, they would be spilled.
-    const int group = opaque_i32(static_cast<int>(threadIdx.x)) / g.lanes;
-    const int64_t row = blk * p.rows_per_block + int64_t(group) * kChunk + r;
+    const int64_t row = row_of(k);
     const bool valid = row < p.rows;
     const bool ok = valid && g.holds();
     // Read from the parameters in each trip: cheaper to rematerialise than to keep.
     const bool gated = p.gate != CAKE_NORMGATE_GATE_NONE;
     const bool before = p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM;
-    const float inv_g = inverse_width(opaque_i32(p.group));  // see group above
+    const float inv_g = inverse_width(opaque_i32(p.group));  // see row_of
+    const uint4 *slot = ring + (k % kRing) * 3 * kThreads + threadIdx.x;
+    // This thread's 8 values of x (0), z (1) or dy (2) in the trip's row: from its ring slot,
+    // or from memory (zeros for a row past the end, or for z when there is no gate).
+    auto input = [&](int which, float (&f)[8]) {
+      if constexpr (kStages > 0) {
+        unpack8_as_f32(slot[which * kThreads], which == 1 ? p.z_dtype : p.x_dtype, f);
+      } else if (which == 0) {
+        load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, f);
+      } else if (which == 1) {
+        load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, f);
+      } else {
+        load8_as_f32(p.dy, row * p.dy_stride + col, p.x_dtype, ok, f);
+      }
+    };
     float xf[8], zf[8], dyf[8];
-    load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, xf);
-    load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);
-    load8_as_f32(p.dy, row * p.dy_stride + col, p.x_dtype, ok, dyf);
+    input(0, xf);
+    input(1, zf);
+    input(2, dyf);
 
     // s = sigmoid(z), a = a(z); u = x (after, none) or x * a (before); n = u * rstd;
     // pdy = dy * a (after) or dy: the gradient reaching n * w; dn = pdy * w. Only x, z and dy
-    // stay in registers across the row's reductions: u, n and s are recomputed (the same bits;
-    // s three times a row, the SFU has the room), w and z read again (L1 hits), which keeps the
-    // 1024-thread program within 64 registers without spilling.
+    // stay in registers across the row's reductions (a ring program reads them again from its
+    // slot): u, n and s are recomputed (the same bits; s three times a row, the SFU has the
+    // room), w and z read again (L1 hits, or the slot), which keeps the 1024-thread program
+    // within 64 registers without spilling.
     float sg[8], u[8], leaf = 0.0f;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -162,6 +214,11 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     {
       float wf[8];
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
+      if constexpr (kStages > 0) {
+        input(0, xf);
+        input(1, zf);
+        input(2, dyf);
+      }
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
@@ -177,14 +234,19 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     }
     const float m = mean_of(variant_group_sum(leaf, g, variant_group(g, p.group), red), inv_g);
     if (ok && (!in_range || isnan(m))) {  // rare: a wide group, FP64 in place of FP32
-      wide_backward_acc(p, true, row, col, reinterpret_cast<float *>(acc), 4 * kThreads, r == 0,
-                        wide_scratch + 2 * threadIdx.x);
+      double *scratch = kStages > 0 ? reinterpret_cast<double *>(ring + (k % kRing) * 3 * kThreads + threadIdx.x)
+                                    : wide_scratch + 2 * threadIdx.x;
+      wide_backward_acc(p, true, row, col, reinterpret_cast<float *>(acc), 4 * kThreads, r == 0, scratch);
     } else {
     float dxf[8], dzf[8], t[8];
     {
       float wf[8];
       load8_as_f32(p.w, col, p.w_dtype, g.holds(), wf);
-      load8_as_f32(p.z, row * p.z_stride + col, p.z_dtype, ok && gated, zf);  // again (L1)
+      input(1, zf);  // again (L1, or the slot)
+      if constexpr (kStages > 0) {
+        input(0, xf);
+        input(2, dyf);
+      }
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         sg[i] = gated ? sigmoid(zf[i]) : 1.0f;  // again: s is not kept across the reduction
@@ -235,6 +297,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       for (int i = 0; i < 8; ++i) part[i * kThreads] = __dadd_rn(part[i * kThreads], c[i]);
     }
   }
+  if constexpr (kStages > 0) cp_async_wait<0>();
   if constexpr (!kDet) {
     if (!want_dw) return;
     double c[8];

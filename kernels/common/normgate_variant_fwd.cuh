@@ -18,6 +18,20 @@ namespace ng {
 
 // ---- Element I/O: 8 consecutive elements of a BF16, F16 or FP32 tensor as FP32 -------------
 
+// 8 elements of a 16-bit tensor (BF16, or F16 when dtype says so) from one 16-byte vector.
+__device__ __forceinline__ void unpack8_as_f32(uint4 v, int32_t dtype, float (&f)[8]) {
+  if (dtype == CAKE_DTYPE_F16) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = f16_to_f32(w[i] & 0xffffu);
+      f[2 * i + 1] = f16_to_f32(w[i] >> 16);
+    }
+  } else {
+    unpack8(v, f);
+  }
+}
+
 // elem: the element index of the first of the 8 (a multiple of 8 from a 16-byte aligned row).
 __device__ __forceinline__ void load8_as_f32(const void *base, int64_t elem, int32_t dtype, bool ok,
                                              float (&f)[8]) {
@@ -35,17 +49,7 @@ __device__ __forceinline__ void load8_as_f32(const void *base, int64_t elem, int
     f[6] = __uint_as_float(b.z); f[7] = __uint_as_float(b.w);
     return;
   }
-  const uint4 v = load16<kLoadDefault>(static_cast<const uint16_t *>(base) + elem);
-  if (dtype == CAKE_DTYPE_F16) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = f16_to_f32(w[i] & 0xffffu);
-      f[2 * i + 1] = f16_to_f32(w[i] >> 16);
-    }
-  } else {
-    unpack8(v, f);
-  }
+  unpack8_as_f32(load16<kLoadDefault>(static_cast<const uint16_t *>(base) + elem), dtype, f);
 }
 
 // One rounding (RNE) of 8 FP32 values into the tensor's dtype, streamed out.

@@ -22,6 +22,10 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t f
     return (form & 2) == 0 &&
            cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &t) != 0;
   }
+  // A variant backward with a load ring copies x and z as 16-bit vectors.
+  if (prog.knobs[kNgVariant] == 1 && prog.op != CAKE_NG_OP_FWD && prog.knobs[kNgDepth] != 0 &&
+      (form & 2) != 0)
+    return false;
   if (prog.knobs[kNgD] != 0) return prog.knobs[kNgD] == d;
   return cake_ng_general_serves(d, static_cast<int32_t>(prog.threads)) != 0;
 }

@@ -12,8 +12,9 @@ namespace cake {
 // Manifest knob positions of CAKE_NORMGATE_PROGRAM after threads and min_ctas.
 // kNgDepth: forward, bulk L2 prefetch trips ahead (0 = none); backward, stages of the
 // shared-memory load ring.
-// kNgVariant: 1 for a variant program (every gate, placement, group size and dtype), 2 for a
-// variant tile program (the same calls with 16-bit x and z, in the tile layout).
+// kNgVariant: 1 for a variant program (every gate, placement, group size and dtype; a backward
+// with a load ring, kNgDepth > 0, 16-bit x and z only), 2 for a variant tile program (the same
+// calls with 16-bit x and z, in the tile layout).
 enum NormgateKnob {
   kNgD = 0,
   kNgRowsPerGroup = 1,
