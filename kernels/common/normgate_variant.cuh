@@ -110,7 +110,11 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
   constexpr int kStages = Cfg::kPrefetch;
   static_assert(kStages == 0 || (kStages >= 2 && kStages <= 4), "no ring, or trips in flight");
   constexpr int kRing = kStages > 0 ? kStages : 1;  // the ring's stages, as a divisor
-  __shared__ float red[kThreads];
+  // Two reduction sites, one for each of a trip's two group sums, so that neither needs a
+  // barrier after its reads (variant_group_sum's kGuard). The deterministic programs keep one
+  // site and that barrier: with their dw tree in the loop, either change makes them spill.
+  constexpr bool kGuard = kDet;
+  __shared__ float red[kGuard ? kThreads : 2 * kThreads];
   __shared__ double sums[kCombineDoubles<kThreads>];
   __shared__ int flag;
   // Each thread's two doubles for a wide group's statistics; a ring program uses its slot of
@@ -208,7 +212,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       sg[i] = gated ? sigmoid(zf[i]) : 1.0f;
       u[i] = before ? __fmul_rn(xf[i], gate_of(zf[i], sg[i], p.gate)) : xf[i];
     }
-    const float ss = variant_group_sum(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
+    const float ss = variant_group_sum<true, kGuard>(chunk_sumsq<false>(u, 1.0f), g, variant_group(g, p.group), red);
     const float rstd = rstd_from_sumsq(ss, inv_g, p.eps);
     const bool in_range = stats_in_range(ss, inv_g, p.eps);
     {
@@ -232,7 +236,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
       const float amax = fmaxf(fmaxf(chunk_absmax(wf), chunk_absmax(xf)), fmaxf(chunk_absmax(zf), chunk_absmax(dyf)));
       leaf = mark_wide(leaf, amax);
     }
-    const float m = mean_of(variant_group_sum(leaf, g, variant_group(g, p.group), red), inv_g);
+    const float m = mean_of(variant_group_sum<true, kGuard>(leaf, g, variant_group(g, p.group), red + (kGuard ? 0 : kThreads)), inv_g);
     if (ok && (!in_range || isnan(m))) {  // rare: a wide group, FP64 in place of FP32
       double *scratch = kStages > 0 ? reinterpret_cast<double *>(ring + (k % kRing) * 3 * kThreads + threadIdx.x)
                                     : wide_scratch + 2 * threadIdx.x;

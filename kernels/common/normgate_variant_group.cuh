@@ -44,7 +44,10 @@ __device__ __forceinline__ VariantGroup variant_group(const Group &g, int group_
 // kRunSums: groups of whole runs take their runs' sums from one slot a warp (fewer shared-memory
 // reads and adds; the same bits). The one-leaf forward, which serves FP32 x and z only, keeps the
 // general path, which fits its registers.
-template <bool kRunSums = true, class Group>
+// kGuard: a barrier after the reads, so that the next call may write the same `red`. A caller
+// that alternates two sites (two calls a trip, each at its own) passes false: a site's next
+// write comes after the other site's barrier, which every thread reaches only after its reads.
+template <bool kRunSums = true, bool kGuard = true, class Group>
 __device__ __forceinline__ float variant_group_sum(float v, const Group &g, const VariantGroup &vg,
                                                    float *red) {
 #pragma unroll
@@ -68,7 +71,7 @@ __device__ __forceinline__ float variant_group_sum(float v, const Group &g, cons
       total = runs[0];
       for (int i = 1; i < (vg.q >> 5); ++i) total = __fadd_rn(total, runs[i]);
     }
-    __syncthreads();  // red is reused by the next call
+    if (kGuard) __syncthreads();  // red is reused by the next call
     return total;
   }
   red[tid] = v;
@@ -83,7 +86,7 @@ __device__ __forceinline__ float variant_group_sum(float v, const Group &g, cons
       total = __fadd_rn(total, red[base + e]);
     }
   }
-  __syncthreads();  // red is reused by the next call
+  if (kGuard) __syncthreads();  // red is reused by the next call
   return total;
 }
 
