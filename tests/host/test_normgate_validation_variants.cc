@@ -193,8 +193,24 @@ static void test_routing(void **) {
           d.group_size = 8;
           const std::string v = routed(arch, d, bwd);
           assert_true(is_variant_program(v));
-          if (bwd) {  // the wide program past 2048, the 256-thread one up to it
-            assert_true((v.find("_wide") != std::string::npos) == (dd > 2048));
+          if (bwd) {
+            // 16-bit x and z: a ring program, the 1024-thread one from 2048 on (at 2048 its one
+            // row a trip is faster), the 256-thread one below.
+            assert_true(v.find("_ring") != std::string::npos);
+            assert_true((v.find("_wide") != std::string::npos) == (dd >= 2048));
+            d.package = CAKE_NORMGATE_NONDETERMINISTIC;
+            const std::string n = routed(arch, d, bwd);
+            assert_true(n.find("_nd_") != std::string::npos && n.find("_ring") != std::string::npos);
+            assert_true((n.find("_wide") != std::string::npos) == (dd >= 2048));
+            d.package = CAKE_NORMGATE_DETERMINISTIC;
+            // FP32 x or z: no ring (it copies 16-bit vectors); the wide program past 2048.
+            for (cake_dtype_t *t : {&d.x_dtype, &d.z_dtype}) {
+              *t = CAKE_DTYPE_F32;
+              const std::string f = routed(arch, d, bwd);
+              assert_true(is_variant_program(f) && f.find("_ring") == std::string::npos);
+              assert_true((f.find("_wide") != std::string::npos) == (dd > 2048));
+              *t = CAKE_DTYPE_BF16;
+            }
           } else {  // 16-bit x and z: the tile program of the width's band
             const char *band = dd <= 2048 ? "_tile128" : dd <= 4096 ? "_tile256"
                              : dd <= 5120 ? "_tile320" : "_tile512";
@@ -251,6 +267,12 @@ static void test_forcing(void **) {
   d.program = "sm90.ng_bwd_det_variant";
   d.gate = CAKE_NORMGATE_GATE_NONE;
   assert_int_equal(cake_normgate_backward_query(h, &d, &info), CAKE_STATUS_SUCCESS);
+  d.program = "sm90.ng_bwd_det_variant_ring";  // a ring program: 16-bit x and z only
+  assert_int_equal(cake_normgate_backward_query(h, &d, &info), CAKE_STATUS_SUCCESS);
+  d.x_dtype = CAKE_DTYPE_F32;
+  assert_int_equal(cake_normgate_backward_query(h, &d, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
+  d.x_dtype = CAKE_DTYPE_BF16;
+  d.program = "sm90.ng_bwd_det_variant";
   d.package = CAKE_NORMGATE_NONDETERMINISTIC;  // the det program does not serve the nondet op
   assert_int_equal(cake_normgate_backward_query(h, &d, &info), CAKE_STATUS_PROGRAM_NOT_FOUND);
   cake_test::free_fake_handle(h);
