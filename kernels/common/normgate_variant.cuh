@@ -186,7 +186,7 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     // or from memory (zeros for a row past the end, or for z when there is no gate).
     auto input = [&](int which, float (&f)[8]) {
       if constexpr (kStages > 0) {
-        unpack8_as_f32(slot[which * kThreads], which == 1 ? p.z_dtype : p.x_dtype, f);
+        unpack16_as_f32(slot[which * kThreads], which == 1 ? p.z_dtype : p.x_dtype, f);
       } else if (which == 0) {
         load8_as_f32(p.x, row * p.x_stride + col, p.x_dtype, ok, f);
       } else if (which == 1) {

@@ -19,7 +19,7 @@ namespace ng {
 // ---- Element I/O: 8 consecutive elements of a BF16, F16 or FP32 tensor as FP32 -------------
 
 // 8 elements of a 16-bit tensor (BF16, or F16 when dtype says so) from one 16-byte vector.
-__device__ __forceinline__ void unpack8_as_f32(uint4 v, int32_t dtype, float (&f)[8]) {
+__device__ __forceinline__ void unpack16_as_f32(uint4 v, int32_t dtype, float (&f)[8]) {
   if (dtype == CAKE_DTYPE_F16) {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -49,7 +49,7 @@ __device__ __forceinline__ void load8_as_f32(const void *base, int64_t elem, int
     f[6] = __uint_as_float(b.z); f[7] = __uint_as_float(b.w);
     return;
   }
-  unpack8_as_f32(load16<kLoadDefault>(static_cast<const uint16_t *>(base) + elem), dtype, f);
+  unpack16_as_f32(load16<kLoadDefault>(static_cast<const uint16_t *>(base) + elem), dtype, f);
 }
 
 // One rounding (RNE) of 8 FP32 values into the tensor's dtype, streamed out.

@@ -24,20 +24,6 @@
 namespace cake {
 namespace ng {
 
-// 8 columns of a BF16 or F16 vector as FP32.
-__device__ __forceinline__ void unpack16_as_f32(uint4 v, int32_t dtype, float (&f)[8]) {
-  if (dtype == CAKE_DTYPE_F16) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = f16_to_f32(w[i] & 0xffffu);
-      f[2 * i + 1] = f16_to_f32(w[i] >> 16);
-    }
-  } else {
-    unpack8(v, f);
-  }
-}
-
 template <int kGate>
 __device__ __forceinline__ float tile_gate(float z) {
   if constexpr (kGate == CAKE_NORMGATE_GATE_SILU) return __fmul_rn(z, sigmoid(z));
