@@ -238,6 +238,8 @@ __device__ __forceinline__ void bwd_variant(const cake_normgate_params &p) {
     }
     const float m = mean_of(variant_group_sum<true, kGuard>(leaf, g, variant_group(g, p.group), red + (kGuard ? 0 : kThreads)), inv_g);
     if (ok && (!in_range || isnan(m))) {  // rare: a wide group, FP64 in place of FP32
+      // The slot's address again, not `slot` held through the trip: the deterministic programs
+      // have no register left for it.
       double *scratch = kStages > 0 ? reinterpret_cast<double *>(ring + (k % kRing) * 3 * kThreads + threadIdx.x)
                                     : wide_scratch + 2 * threadIdx.x;
       wide_backward_acc(p, true, row, col, reinterpret_cast<float *>(acc), 4 * kThreads, r == 0, scratch);
