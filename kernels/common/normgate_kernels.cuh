@@ -6,6 +6,7 @@
 #include "normgate_general.cuh"
 #include "normgate_variant.cuh"
 #include "normgate_variant_tile.cuh"
+#include "normgate_variant_tile_bwd.cuh"
 #include "program_desc.h"
 
 namespace cake {
@@ -13,8 +14,11 @@ namespace cake {
 template <class Cfg>
 __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
   if constexpr (Cfg::kVariant == 2) {
-    static_assert(Cfg::kOp == CAKE_NG_OP_FWD, "tile programs: the forward");
-    ng::fwd_variant_tile<Cfg>(p);
+    if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
+      ng::fwd_variant_tile<Cfg>(p);
+    } else {
+      ng::bwd_variant_tile<Cfg>(p);
+    }
   } else if constexpr (Cfg::kVariant != 0) {
     if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
       ng::fwd_variant<Cfg>(p);

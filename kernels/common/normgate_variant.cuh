@@ -61,11 +61,40 @@ struct StoreDwVariant {
 
 // ---- Backward --------------------------------------------------------------------------------
 
-// The deterministic package's level-0 node of block `blk`: the CTA's groups' FP32 chunk sums
-// (in shared memory, `acc`: thread t's 8 columns at acc[t] and acc[kThreads + t]) combined over
-// the groups as an aligned subtree, adjacent pairs first, in FP64: the bits of combine_groups
-// (normgate_general.cuh), read from shared memory one value at a time instead of from eight
-// doubles in registers (which the 1024-thread program cannot hold beside its row state).
+// The deterministic package's level-0 node of a block: its row groups' FP32 chunk sums
+// (value(group, column), read from shared memory) combined over the groups as an aligned
+// subtree, adjacent pairs first, in FP64: the bits of combine_groups (normgate_general.cuh), read
+// one value at a time instead of from eight doubles in registers (which the 1024-thread program
+// cannot hold beside its row state). Every thread of the CTA calls this.
+template <int kThreads, class Value>
+__device__ __forceinline__ void variant_det_node_of(Value value, int groups, double *sums,
+                                                    double *node, int d) {
+  const int tid = static_cast<int>(threadIdx.x);
+  __syncthreads();  // every group's chunk sums are in shared memory
+  if (groups == 1) {
+    for (int col = tid; col < d; col += kThreads) node[col] = value(0, col);
+    return;
+  }
+  const int span = kCombineDoubles<kThreads> / groups;  // columns a pass
+  for (int col0 = 0; col0 < d; col0 += span) {
+    for (int i = tid; i < groups * span; i += kThreads) {
+      const int k = i / span, c = i % span;
+      if (col0 + c < d) sums[k * span + c] = value(k, col0 + c);
+    }
+    __syncthreads();
+    if (tid < span && col0 + tid < d) {
+      for (int h = 1; h < groups; h <<= 1) {
+        for (int k = 0; k < groups; k += 2 * h) {
+          sums[k * span + tid] = __dadd_rn(sums[k * span + tid], sums[(k + h) * span + tid]);
+        }
+      }
+      node[col0 + tid] = sums[tid];
+    }
+    __syncthreads();
+  }
+}
+
+// The one-leaf layout's node: thread t's 8 columns at acc[t] and acc[kThreads + t].
 template <int kThreads>
 __device__ __forceinline__ void variant_det_node(const float4 *acc, const GeneralGroup &g,
                                                  double *sums, double *node, int d) {
@@ -74,29 +103,7 @@ __device__ __forceinline__ void variant_det_node(const float4 *acc, const Genera
     const float *f = reinterpret_cast<const float *>(slot);
     return chunk_to_double(f[column % 4]);
   };
-  const int tid = static_cast<int>(threadIdx.x);
-  __syncthreads();  // every group's chunk sums are in shared memory
-  if (g.groups == 1) {
-    for (int col = tid; col < d; col += kThreads) node[col] = value(0, col);
-    return;
-  }
-  const int span = kCombineDoubles<kThreads> / g.groups;  // columns a pass
-  for (int col0 = 0; col0 < d; col0 += span) {
-    for (int i = tid; i < g.groups * span; i += kThreads) {
-      const int k = i / span, c = i % span;
-      if (col0 + c < d) sums[k * span + c] = value(k, col0 + c);
-    }
-    __syncthreads();
-    if (tid < span && col0 + tid < d) {
-      for (int h = 1; h < g.groups; h <<= 1) {
-        for (int k = 0; k < g.groups; k += 2 * h) {
-          sums[k * span + tid] = __dadd_rn(sums[k * span + tid], sums[(k + h) * span + tid]);
-        }
-      }
-      node[col0 + tid] = sums[tid];
-    }
-    __syncthreads();
-  }
+  variant_det_node_of<kThreads>(value, g.groups, sums, node, d);
 }
 
 template <class Cfg>

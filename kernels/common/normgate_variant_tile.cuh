@@ -19,6 +19,7 @@
 #include "normgate_math.cuh"
 #include "normgate_params.h"
 #include "normgate_variant_fwd.cuh"
+#include "normgate_variant_tile_sum.cuh"
 #include "vector_io.cuh"
 
 namespace cake {
@@ -40,47 +41,24 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
   if (!cake_ng_tile_of(p.d, kThreads, kSlots, &t)) return;  // the router serves no such width
   constexpr bool kGated = kGate != CAKE_NORMGATE_GATE_NONE;
   const int tid = static_cast<int>(threadIdx.x);
-  const int lanes = t.lanes, rs = t.row_slots;
-  const int rg = tid / lanes, j = tid % lanes;
-  const int n = p.d / 8;
-  const int q = p.group / 8;
-  const bool cross = n > 32 && (32 % q) != 0;  // CTA-uniform: some group spans 32-leaf runs
-  const bool whole_runs = (q & 31) == 0;        // ... and every group is whole runs
+  const TileGeom g = tile_geom(t, p.d, p.group, tid);
+  const int q = g.q;
   const float inv_g = inverse_width(p.group);
   const int64_t ngroups = p.d / p.group;
 
-  int lshift = 0;
-  while ((1 << lshift) < lanes) ++lshift;
-  const bool pow2 = (lanes & (lanes - 1)) == 0;  // else a row of all the CTA's warps
-  // Each slot's place, fixed for the walk, packed in one register: leaf (bits 0-10), group
-  // (11-21), its row's index among the thread's rows (22-25), used (26), and same (27): the
-  // slot's group is the previous slot's, in one row.
   uint32_t place0[kSlots];
 #pragma unroll
-  for (int m = 0; m < kSlots; ++m) {
-    const int sub = m / rs, ms = m % rs;
-    const int c = j + ms * lanes;
-    const bool used = sub < t.rows_per_thread && c < n;
-    const int gi = used ? c / q : 0;
-    const bool same = m > 0 && ms != 0 && used && gi == (c - lanes) / q;
-    place0[m] = uint32_t(used ? c : 0) | (uint32_t(gi) << 11) | (uint32_t(sub) << 22) |
-               (used ? 1u << 26 : 0u) | (same ? 1u << 27 : 0u);
-  }
-  auto leaf_of = [](uint32_t pl) { return static_cast<int>(pl & 0x7ffu); };
+  for (int m = 0; m < kSlots; ++m) place0[m] = tile_place(t, g, m);
   uint32_t w_wide = 0;  // bit m: slot m's columns of w hold a magnitude of 2^24 or more
 #pragma unroll
   for (int m = 0; m < kSlots; ++m) {
     float wf[8];
-    load8_as_f32(p.w, int64_t(place0[m] & 0x7ffu) * 8, p.w_dtype, (place0[m] >> 26 & 1u) != 0u, wf);
+    load8_as_f32(p.w, int64_t(tile_leaf(place0[m])) * 8, p.w_dtype, tile_used(place0[m]), wf);
     if (!(chunk_absmax(wf) < kWideMaxInput)) w_wide |= 1u << m;
   }
   // Through an opaque copy: one register for the walk, not a predicate a slot.
   w_wide = opaque_u32(w_wide);
-  auto group_of = [](uint32_t pl) { return static_cast<int>((pl >> 11) & 0x7ffu); };
-  auto sub_of = [](uint32_t pl) { return static_cast<int>((pl >> 22) & 0xfu); };
-  auto used_of = [](uint32_t pl) { return (pl >> 26 & 1u) != 0; };
-  auto same_of = [](uint32_t pl) { return (pl >> 27 & 1u) != 0; };
-  auto row_of_slot = [&](uint32_t pl) { return rg + sub_of(pl) * t.row_groups; };
+  auto row_of_slot = [&](uint32_t pl) { return g.rg + tile_sub(pl) * t.row_groups; };
   const int64_t rows_per_block = int64_t(t.rows_per_thread) * t.row_groups;
 
   // kDepth > 0: a ring of kDepth trips of x and z in shared memory (ring: [kDepth][x, z][slot]
@@ -92,9 +70,9 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
       for (int m = 0; m < kSlots; ++m) {
         const uint32_t pl = opaque_u32(place0[m]);
         const int64_t row = bb * rows_per_block + row_of_slot(pl);
-        const bool ok = bb < p.num_blocks && used_of(pl) && row < p.rows;
+        const bool ok = bb < p.num_blocks && tile_used(pl) && row < p.rows;
         const int64_t at = ok ? row : 0;
-        const int64_t c8 = int64_t(leaf_of(pl)) * 8;
+        const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
         uint4 *v = ring + (stage * 2 * kSlots + m) * kThreads + tid;
         cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
         if constexpr (kGated) {
@@ -129,8 +107,8 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
 #pragma unroll
       for (int m = 0; m < kSlots; ++m) {  // every load of the trip in flight before the first use
         const int64_t row = row0 + row_of_slot(place[m]);
-        const bool ok = used_of(place[m]) && row < p.rows;
-        const int64_t c8 = int64_t(leaf_of(place[m])) * 8;
+        const bool ok = tile_used(place[m]) && row < p.rows;
+        const int64_t c8 = int64_t(tile_leaf(place[m])) * 8;
         xr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.x) + row * p.x_stride + c8)
                    : make_uint4(0, 0, 0, 0);
         zr[m] = (ok && kGated)
@@ -159,116 +137,16 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         v[m] = mark_wide(chunk_sumsq<false>(x, 1.0f), wide_in);
       }
     }
-    // The piece scans (normgate_variant_group.cuh's order): the scan is relative to the piece's
-    // start, so unused slots (v = 0, dist 0) and neighbouring rows of a warp never mix in.
     float total[kSlots];
-#pragma unroll
-    for (int m = 0; m < kSlots; ++m) {
-      const bool used = used_of(place[m]);
-      const int c = leaf_of(place[m]);
-      const int gstart = group_of(place[m]) * q;
-      const int dist = used ? c - max(gstart, c & ~31) : 0;
-#pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {
-        const float s = __shfl_up_sync(0xffffffffu, v[m], off);
-        if (dist >= off) v[m] = __fadd_rn(v[m], s);
-      }
-      if (!cross) {  // the group lies in this warp and slot: its sum is the scan at its last leaf
-        const int to_end = used ? gstart + q - 1 - c : 0;
-        total[m] = __shfl_sync(0xffffffffu, v[m], (tid & 31) + to_end);
-      }
-    }
-    if (cross && whole_runs && lanes == 32) {
-      // Groups of whole runs, a row in one warp: the row's runs are this warp's slots in order,
-      // their sums the scans at lane 31; a group's sum adds its runs left to right.
-      float run[kSlots];
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) run[m] = __shfl_sync(0xffffffffu, v[m], 31);
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        float sum = 0.0f;
-        bool first = true;
-#pragma unroll
-        for (int m2 = 0; m2 < kSlots; ++m2) {  // warp-uniform: slot m2's run is in m's group
-          if (used_of(place[m2]) && sub_of(place[m2]) == sub_of(place[m]) &&
-              group_of(place[m2]) == group_of(place[m])) {
-            sum = first ? run[m2] : __fadd_rn(sum, run[m2]);
-            first = false;
-          }
-        }
-        total[m] = sum;
-      }
-    } else if (cross && whole_runs) {
-      // Groups of whole runs: each run's sum (the scan at its last leaf) into shared memory, a
-      // group's sum its runs' left to right.
-      float *runs = red + parity * kSlots * kThreads;
-      const int nruns = n >> 5, qr = q >> 5;
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        const int c = leaf_of(place[m]);
-        if (used_of(place[m]) && (c & 31) == 31) {
-          runs[(sub_of(place[m]) * t.row_groups + rg) * nruns + (c >> 5)] = v[m];
-        }
-      }
-      __syncthreads();
-      float last = 0.0f;
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        if (same_of(place[m])) {
-          total[m] = last;
-        } else {
-          float sum = 0.0f;
-          if (used_of(place[m])) {
-            const float *r = runs + (sub_of(place[m]) * t.row_groups + rg) * nruns +
-                             group_of(place[m]) * qr;
-            sum = r[0];
-            for (int i = 1; i < qr; ++i) sum = __fadd_rn(sum, r[i]);
-          }
-          total[m] = sum;
-        }
-        last = total[m];
-      }
-    } else if (cross) {
-      float *scan = red + parity * kSlots * kThreads;
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) scan[m * kThreads + tid] = v[m];
-      __syncthreads();
-      // A group's sum: its pieces' sums (the scans at each piece's last leaf) left to right.
-      // Slots of one row in one group (a group wider than the row's lanes) share it.
-      float last = 0.0f;
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        if (same_of(place[m])) {
-          total[m] = last;
-        } else {
-          float sum = 0.0f;
-          if (used_of(place[m])) {
-            const int gstart = group_of(place[m]) * q, gend = gstart + q;
-            const float *row_scan = scan + sub_of(place[m]) * rs * kThreads + rg * lanes;
-            auto at = [&](int e) {
-              return pow2 ? row_scan[(e >> lshift) * kThreads + (e & (lanes - 1))]
-                          : row_scan[(e / lanes) * kThreads + e % lanes];
-            };
-            int e = min(gend, ((gstart >> 5) + 1) << 5) - 1;  // the first piece's last leaf
-            sum = at(e);
-            while (e < gend - 1) {
-              e = min(e + 32, gend - 1);
-              sum = __fadd_rn(sum, at(e));
-            }
-          }
-          total[m] = sum;
-        }
-        last = total[m];
-      }
-    }
+    tile_group_sums<kThreads, kSlots>(v, place, g, red + parity * kSlots * kThreads, total);
     uint32_t wide_slots = 0;  // bit m: slot m's group is wide, computed after the trip's stores
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) {
       const int64_t row = row0 + row_of_slot(place[m]);
-      const bool used = used_of(place[m]);
+      const bool used = tile_used(place[m]);
       const bool ok = used && row < p.rows;
       const float rstd = rstd_from_sumsq(total[m], inv_g, p.eps);
-      const int64_t c8 = int64_t(leaf_of(place[m])) * 8;
+      const int64_t c8 = int64_t(tile_leaf(place[m])) * 8;
       if (ok && !stats_in_range(total[m], inv_g, p.eps)) {  // rare: a wide group (normgate_wide.cuh)
         wide_slots |= 1u << m;
         continue;
@@ -295,8 +173,8 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
       }
       if (ok) {
         store8_from_f32(p.y, row * p.y_stride + c8, p.x_dtype, yf);
-        const int gi = group_of(place[m]);
-        if (p.rstd != nullptr && leaf_of(place[m]) == gi * q) p.rstd[row * ngroups + gi] = rstd;
+        const int gi = tile_group(place[m]);
+        if (p.rstd != nullptr && tile_leaf(place[m]) == gi * q) p.rstd[row * ngroups + gi] = rstd;
       }
     }
     // The wide groups' leaves in FP64, after the trip's other slots are stored and their data
@@ -309,7 +187,7 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         uint32_t pl = 0;
 #pragma unroll
         for (int k = 0; k < kSlots; ++k) pl = k == m ? place0[k] : pl;
-        wide_forward_store(p, true, row0 + row_of_slot(pl), leaf_of(pl) * 8);
+        wide_forward_store(p, true, row0 + row_of_slot(pl), tile_leaf(pl) * 8);
       }
     }
     // The stage read at the top of this trip (its values long in registers) takes the trip

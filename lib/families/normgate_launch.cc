@@ -18,9 +18,11 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t f
   // A quantized call needs a program writing its format, a plain call one writing none.
   if ((form >> 2) != prog.knobs[kNgQuant]) return false;
   if (prog.knobs[kNgVariant] == 2) {  // a tile program: 16-bit x and z, a tile that holds d
+    const int32_t threads = static_cast<int32_t>(prog.threads);
     cake_ng_tile t;
-    return (form & 2) == 0 &&
-           cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &t) != 0;
+    if ((form & 2) != 0) return false;
+    if (prog.op != CAKE_NG_OP_FWD) return cake_ng_tile_bwd_serves(d, threads, prog.knobs[kNgSlots]) != 0;
+    return cake_ng_tile_of(d, threads, prog.knobs[kNgSlots], &t) != 0;
   }
   // A variant backward with a load ring copies x and z as 16-bit vectors.
   if (prog.knobs[kNgVariant] == 1 && prog.op != CAKE_NG_OP_FWD && prog.knobs[kNgDepth] != 0 &&
@@ -43,6 +45,10 @@ bool normgate_call_is_variant(const cake_normgate_desc &desc, bool backward) {
 int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d) {
   const int64_t tuned = prog.knobs[kNgD];
   if (tuned != 0) return prog.threads / (tuned / 8);
+  cake_ng_tile tile;
+  if (prog.knobs[kNgVariant] == 2 &&
+      cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &tile) != 0)
+    return tile.row_groups;
   return cake_ng_general_groups(d, static_cast<int32_t>(prog.threads));
 }
 
@@ -53,8 +59,12 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog) {
 uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_NORMGATE) return 0;
   if (prog.knobs[kNgVariant] == 2) {
-    return static_cast<uint32_t>(cake_ng_tile_smem(static_cast<int32_t>(prog.threads),
-                                                   prog.knobs[kNgSlots], prog.knobs[kNgDepth]));
+    const int32_t threads = static_cast<int32_t>(prog.threads);
+    if (prog.op != CAKE_NG_OP_FWD) {
+      return static_cast<uint32_t>(cake_ng_tile_bwd_smem(threads, prog.knobs[kNgSlots],
+                                                         prog.op == CAKE_NG_OP_BWD_NONDET));
+    }
+    return static_cast<uint32_t>(cake_ng_tile_smem(threads, prog.knobs[kNgSlots], prog.knobs[kNgDepth]));
   }
   if (prog.op == CAKE_NG_OP_FWD) return 0;
   if (prog.knobs[kNgD] == 0) {
@@ -86,7 +96,7 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int3
   // Forward: each group takes rows_per_group rows per trip (a tile program: each row group its
   // threads' rows). Backward: each group one dw chunk.
   cake_ng_tile tile;
-  if (prog.knobs[kNgVariant] == 2 &&
+  if (prog.knobs[kNgVariant] == 2 && prog.op == CAKE_NG_OP_FWD &&
       cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &tile) != 0) {
     l.rows_per_block = int64_t(tile.row_groups) * tile.rows_per_thread;
   } else {

@@ -194,14 +194,16 @@ static void test_routing(void **) {
           const std::string v = routed(arch, d, bwd);
           assert_true(is_variant_program(v));
           if (bwd) {
-            // 16-bit x and z: a ring program, the 1024-thread one from 2048 on (at 2048 its one
-            // row a trip is faster), the 256-thread one below.
-            assert_true(v.find("_ring") != std::string::npos);
-            assert_true((v.find("_wide") != std::string::npos) == (dd >= 2048));
+            // 16-bit x and z: a tile program where its tile holds one row a row group (256
+            // threads from 264 columns to 4096, 512 threads to 8192), but at exactly 2048 (the
+            // 1024-thread ring program's route); below 264 the 256-thread ring program.
+            const bool tile = dd >= 264 && dd != 2048;
+            const char *want = tile ? (dd <= 4096 ? "_tile256" : "_tile512") : "_ring";
+            assert_true(v.find(want) != std::string::npos);
+            if (!tile) assert_true((v.find("_wide") != std::string::npos) == (dd == 2048));
             d.package = CAKE_NORMGATE_NONDETERMINISTIC;
             const std::string n = routed(arch, d, bwd);
-            assert_true(n.find("_nd_") != std::string::npos && n.find("_ring") != std::string::npos);
-            assert_true((n.find("_wide") != std::string::npos) == (dd >= 2048));
+            assert_true(n.find("_nd_") != std::string::npos && n.find(want) != std::string::npos);
             d.package = CAKE_NORMGATE_DETERMINISTIC;
             // FP32 x or z: no ring (it copies 16-bit vectors); the wide program past 2048.
             for (cake_dtype_t *t : {&d.x_dtype, &d.z_dtype}) {

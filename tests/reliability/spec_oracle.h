@@ -21,6 +21,7 @@
 #include "cake.h"
 #include <cstddef>
 
+#include "normgate_general_layout.h"
 #include "normgate_params.h"
 #include "normgate_workspace.h"
 #include "program_desc.h"
@@ -168,6 +169,13 @@ inline int64_t ng_tree_leaves(int64_t d) {
 inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d, bool variant = false) {
   if (variant != (prog.knobs[5] != 0)) return false;
   if (prog.knobs[6] != 0) return false;  // a quantizing forward (knob 6) serves only quantized calls
+  if (prog.knobs[5] == 2) {  // a tile program (knob 7: its slots): a tile that holds d, and for
+                             // the backward one row a row group
+    cake_ng_tile t;
+    return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
+           cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[7], &t) != 0 &&
+           (op == CAKE_NG_OP_FWD || t.rows_per_thread == 1);
+  }
   return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
          (prog.knobs[0] == d || (prog.knobs[0] == 0 && d >= 8 && ng_tree_leaves(d) <= prog.threads));
 }
@@ -320,8 +328,18 @@ inline bool ng_tuned_backward(const cake_program_desc &prog) {
 inline int64_t ng_general_groups(int64_t d, int64_t threads) {
   return threads / std::max<int64_t>(ng_tree_leaves(d), threads / 64);
 }
+// A tile backward's row groups (knob 5 = 2, knob 7 its slots): one row each, a chunk a block.
+inline int64_t ng_tile_row_groups(const cake_program_desc &prog, int64_t width) {
+  cake_ng_tile t;
+  if (!cake_ng_tile_of(static_cast<int32_t>(width), static_cast<int32_t>(prog.threads), prog.knobs[7], &t)) return 1;
+  return t.row_groups;
+}
+inline bool ng_tile_backward(const cake_program_desc &prog) {
+  return prog.op != CAKE_NG_OP_FWD && prog.knobs[5] == 2;
+}
 inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog, int64_t width) {
   const int64_t d = prog.knobs[0], threads = prog.threads;
+  if (ng_tile_backward(prog)) return ng_tile_row_groups(prog, width) * CAKE_NG_DW_CHUNK_ROWS;
   const int64_t groups = d != 0 ? threads / (d / 8) : ng_general_groups(width, threads);
   if (prog.op == CAKE_NG_OP_FWD) return groups * prog.knobs[1];
   return d != 0 ? groups * prog.knobs[1] : groups * CAKE_NG_DW_CHUNK_ROWS;
@@ -336,6 +354,10 @@ inline unsigned ng_tuned_backward_grid(const cake_handle_st *h, int program, int
 // Dynamic shared memory the kernel's layout (normgate_workspace.h) takes.
 inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
   if (prog.op == CAKE_NG_OP_FWD) return 0;
+  if (ng_tile_backward(prog)) {  // FP32 chunk sums of each slot, FP64 sums of each slot (nondet)
+    const int64_t t = prog.threads, slots = prog.knobs[7];
+    return slots * 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? slots * 8 * t * 8 : 0);
+  }
   if (!ng_tuned_backward(prog)) {  // the load ring, the FP32 chunk sums, the FP64 sums (nondet)
     const int64_t t = prog.threads;
     return int64_t(prog.knobs[2]) * 3 * t * 16 + 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? 8 * t * 8 : 0);
@@ -345,6 +367,7 @@ inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
       .bytes;
 }
 inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t width) {
+  if (ng_tile_backward(prog)) return ng_tile_row_groups(prog, width);
   return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : ng_general_groups(width, prog.threads);
 }
 
