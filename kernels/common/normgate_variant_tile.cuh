@@ -32,6 +32,24 @@ __device__ __forceinline__ float tile_gate(float z) {
   return 1.0f;
 }
 
+// The slots' places of this thread, and which slots' columns of w hold a magnitude of 2^24 or
+// more (bit m: slot m; through an opaque copy, one register for the walk, not a predicate a
+// slot).
+template <int kSlots>
+__device__ __forceinline__ uint32_t tile_setup(const cake_normgate_params &p, const cake_ng_tile &t,
+                                               const TileGeom &g, uint32_t (&place0)[kSlots]) {
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) place0[m] = tile_place(t, g, m);
+  uint32_t w_wide = 0;
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    float wf[8];
+    load8_as_f32(p.w, int64_t(tile_leaf(place0[m])) * 8, p.w_dtype, tile_used(place0[m]), wf);
+    if (!(chunk_absmax(wf) < kWideMaxInput)) w_wide |= 1u << m;
+  }
+  return opaque_u32(w_wide);
+}
+
 // One trip: the CTA's rows_per_thread * row_groups rows of block b. red: the CTA's shared
 // scans (2 x slots x threads floats, by trip parity), used only when a group spans 32-leaf runs.
 template <int kThreads, int kSlots, int kDepth, int kGate, bool kBefore>
@@ -47,17 +65,7 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
   const int64_t ngroups = p.d / p.group;
 
   uint32_t place0[kSlots];
-#pragma unroll
-  for (int m = 0; m < kSlots; ++m) place0[m] = tile_place(t, g, m);
-  uint32_t w_wide = 0;  // bit m: slot m's columns of w hold a magnitude of 2^24 or more
-#pragma unroll
-  for (int m = 0; m < kSlots; ++m) {
-    float wf[8];
-    load8_as_f32(p.w, int64_t(tile_leaf(place0[m])) * 8, p.w_dtype, tile_used(place0[m]), wf);
-    if (!(chunk_absmax(wf) < kWideMaxInput)) w_wide |= 1u << m;
-  }
-  // Through an opaque copy: one register for the walk, not a predicate a slot.
-  w_wide = opaque_u32(w_wide);
+  const uint32_t w_wide = tile_setup<kSlots>(p, t, g, place0);
   auto row_of_slot = [&](uint32_t pl) { return g.rg + tile_sub(pl) * t.row_groups; };
   const int64_t rows_per_block = int64_t(t.rows_per_thread) * t.row_groups;
 

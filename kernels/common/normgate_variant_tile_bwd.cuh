@@ -68,16 +68,7 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
   double *part = reinterpret_cast<double *>(smem + cake_ng_tile_part_offset(kThreads, kSlots)) + tid;
 
   uint32_t place0[kSlots];
-#pragma unroll
-  for (int m = 0; m < kSlots; ++m) place0[m] = tile_place(t, g, m);
-  uint32_t w_wide = 0;  // bit m: slot m's columns of w hold a magnitude of 2^24 or more
-#pragma unroll
-  for (int m = 0; m < kSlots; ++m) {
-    float wf[8];
-    load8_as_f32(p.w, int64_t(tile_leaf(place0[m])) * 8, p.w_dtype, tile_used(place0[m]), wf);
-    if (!(chunk_absmax(wf) < kWideMaxInput)) w_wide |= 1u << m;
-  }
-  w_wide = opaque_u32(w_wide);  // one register for the walk, not a predicate a slot
+  const uint32_t w_wide = tile_setup<kSlots>(p, t, g, place0);
   if constexpr (!kDet) {
 #pragma unroll
     for (int i = 0; i < 8 * kSlots; ++i) part[i * kThreads] = 0.0;
