@@ -42,13 +42,18 @@ struct NormgateCfg {
   static constexpr int kVariant = kVariant_;
   static_assert(kVariant == 0 || ((kVariant == 1 || kVariant == 2) && kD == 0 && kTree == 0),
                 "variant programs");
+  // Leaves a thread of a tile program: a variant tile program's, or a default-form tile forward
+  // (kVariant 0: the same layout in the default form's row order).
   static constexpr int kSlots = kSlots_;
-  static_assert((kVariant == 2) == (kSlots >= 1) && kSlots <= 8, "tile programs' slots");
+  static_assert((kVariant != 2 || kSlots >= 1) && kSlots <= 8, "tile programs' slots");
+  static_assert(kVariant == 2 || kSlots == 0 ||
+                    (kVariant == 0 && kOp == CAKE_NG_OP_FWD && kD == 0 && kTree == 0),
+                "default-form tile programs: the forward");
   // A quantizing forward (normgate_quant.cuh, ng::QuantFormat): 1 FP8 blockwise, 2 MXFP8; the
   // default form only, no L2 prefetch (its grid may walk padding rows past the tensors).
   static constexpr int kQuant = kQuant_;
   static_assert(kQuant == 0 || ((kQuant == 1 || kQuant == 2) && kOp == CAKE_NG_OP_FWD &&
-                                kVariant == 0 && kPrefetch_ == 0),
+                                kVariant == 0 && kSlots == 0 && kPrefetch_ == 0),
                 "quantizing programs");
   static_assert(kThreads % 32 == 0, "whole warps");
   static_assert(kD == 0 || kD == 64 || kD == 128 || kD == 256, "tuned widths");

@@ -13,7 +13,9 @@ namespace cake {
 
 template <class Cfg>
 __device__ __forceinline__ void normgate_program(const cake_normgate_params &p) {
-  if constexpr (Cfg::kVariant == 2) {
+  if constexpr (Cfg::kSlots != 0 && Cfg::kVariant == 0) {
+    ng::fwd_default_tile<Cfg>(p);
+  } else if constexpr (Cfg::kVariant == 2) {
     if constexpr (Cfg::kOp == CAKE_NG_OP_FWD) {
       ng::fwd_variant_tile<Cfg>(p);
     } else {

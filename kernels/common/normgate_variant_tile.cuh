@@ -52,7 +52,9 @@ __device__ __forceinline__ uint32_t tile_setup(const cake_normgate_params &p, co
 
 // One trip: the CTA's rows_per_thread * row_groups rows of block b. red: the CTA's shared
 // scans (2 x slots x threads floats, by trip parity), used only when a group spans 32-leaf runs.
-template <int kThreads, int kSlots, int kDepth, int kGate, bool kBefore>
+// kRowTree: a default-form call (SiLU after a whole-row norm, BF16 tensors), its row sums in the
+// default form's tree (tile_row_tree_sums) rather than the variant group order.
+template <int kThreads, int kSlots, int kDepth, int kGate, bool kBefore, bool kRowTree = false>
 __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, float *red,
                                               uint4 *ring) {
   cake_ng_tile t;
@@ -146,7 +148,11 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
       }
     }
     float total[kSlots];
-    tile_group_sums<kThreads, kSlots>(v, place, g, red + parity * kSlots * kThreads, total);
+    if constexpr (kRowTree) {
+      tile_row_tree_sums<kThreads, kSlots>(v, place, g, red + parity * kSlots * kThreads, total);
+    } else {
+      tile_group_sums<kThreads, kSlots>(v, place, g, red + parity * kSlots * kThreads, total);
+    }
     uint32_t wide_slots = 0;  // bit m: slot m's group is wide, computed after the trip's stores
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) {
@@ -195,7 +201,7 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         uint32_t pl = 0;
 #pragma unroll
         for (int k = 0; k < kSlots; ++k) pl = k == m ? place0[k] : pl;
-        wide_forward_store(p, true, row0 + row_of_slot(pl), tile_leaf(pl) * 8);
+        wide_forward_store(p, !kRowTree, row0 + row_of_slot(pl), tile_leaf(pl) * 8);
       }
     }
     // The stage read at the top of this trip (its values long in registers) takes the trip
@@ -223,6 +229,16 @@ __device__ __forceinline__ void fwd_variant_tile(const cake_normgate_params &p) 
   } else {
     fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SIGMOID, false>(p, red, ring);
   }
+}
+
+// The default form's tile forward: the same body with its one gate and placement and the
+// default row tree, so that it gives the general programs' bytes.
+template <class Cfg>
+__device__ __forceinline__ void fwd_default_tile(const cake_normgate_params &p) {
+  constexpr int kT = Cfg::kThreads, kS = Cfg::kSlots, kD = Cfg::kPrefetch;
+  __shared__ float red[2 * kS * kT];
+  uint4 *ring = dynamic_smem<uint4>();  // cake_ng_tile_smem bytes
+  fwd_tile_rows<kT, kS, kD, CAKE_NORMGATE_GATE_SILU, false, true>(p, red, ring);
 }
 
 }  // namespace ng

@@ -1,9 +1,11 @@
-// The tile layout's mean-square group sums (normgate_general_layout.h, cake_ng_tile_of): where
-// each of a thread's slots sits in its row and group, and a group's sum of one value a leaf in
-// the canonical group order of docs/spec/normgate.md (the order of normgate_variant_group.cuh's
-// one-leaf layout, so that every program of an operation gives the same bits). Shared by the
-// tile forward (normgate_variant_tile.cuh) and the tile backward (normgate_variant_tile_bwd.cuh);
-// both run on the CPU in host tests (tests/host/cuda_host_emulation.h).
+// The tile layout's mean-square sums (normgate_general_layout.h, cake_ng_tile_of): where each of
+// a thread's slots sits in its row and group, a variant group's sum of one value a leaf in the
+// canonical group order of docs/spec/normgate.md (the order of normgate_variant_group.cuh's
+// one-leaf layout), and a default-form row's sum in the row tree of the default form (the order
+// of the general programs' group_reduce), so that every program of an operation gives the same
+// bits. Shared by the tile forward (normgate_variant_tile.cuh) and the tile backward
+// (normgate_variant_tile_bwd.cuh); both run on the CPU in host tests
+// (tests/host/cuda_host_emulation.h).
 #pragma once
 #include <stdint.h>
 
@@ -168,6 +170,59 @@ __device__ __forceinline__ void tile_group_sums(float (&v)[kSlots], const uint32
       }
       last = total[m];
     }
+  }
+}
+
+// total[m]: the sum over slot m's row of v (one value a leaf, +0 past the row's end; v is
+// overwritten) in the default form's row order: the leaves padded with +0 to P, a power of two,
+// added by a full binary tree, adjacent pairs first. Every thread of the CTA calls this. A row of
+// at most 32 leaves lies in `lanes` (= P) lanes of one warp, one slot: an xor butterfly over
+// them is that tree, the same bits in every lane (a + b and b + a round alike). A wider row's
+// slots each hold an aligned run of 32 leaves a warp (lanes is a multiple of 32): the butterfly
+// gives each run's sum, the runs' sums meet in red and a butterfly over P / 32 of them in each
+// warp builds the tree's top. red: kSlots * kThreads floats, used as by tile_group_sums (a
+// caller alternates two buffers between calls).
+template <int kThreads, int kSlots>
+__device__ __forceinline__ void tile_row_tree_sums(float (&v)[kSlots], const uint32_t (&place)[kSlots],
+                                                   const TileGeom &g, float *red,
+                                                   float (&total)[kSlots]) {
+  const int span = min(g.lanes, 32);
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    for (int off = 1; off < span; off <<= 1) {
+      v[m] = __fadd_rn(v[m], __shfl_xor_sync(0xffffffffu, v[m], off));
+    }
+  }
+  if (g.n <= 32) {
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m) total[m] = v[m];
+    return;
+  }
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int held = (g.n + 31) >> 5;  // runs with a leaf of the row; the others are +0
+  int runs = 1;                      // P / 32
+  while (runs * 32 < g.n) runs <<= 1;
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    if (lane == 0 && tile_used(place[m])) {
+      red[(tile_sub(place[m]) * g.row_groups + g.rg) * 32 + (tile_leaf(place[m]) >> 5)] = v[m];
+    }
+  }
+  __syncthreads();
+  // Each aligned set of `runs` lanes builds the tree from the same values.
+  const int r = lane & (runs - 1);
+  float last = 0.0f;
+  int last_sub = -1;
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const int sub = tile_sub(place[m]);
+    if (sub != last_sub) {  // warp-uniform: a thread's slots go row by row
+      float s = r < held ? red[(sub * g.row_groups + g.rg) * 32 + r] : 0.0f;
+      for (int off = 1; off < runs; off <<= 1) s = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, off));
+      last = s;
+      last_sub = sub;
+    }
+    total[m] = last;
   }
 }
 

@@ -17,7 +17,7 @@ bool normgate_program_serves(const cake_program_desc &prog, int32_t d, int32_t f
   if (((form & 1) != 0) != (prog.knobs[kNgVariant] != 0)) return false;
   // A quantized call needs a program writing its format, a plain call one writing none.
   if ((form >> 2) != prog.knobs[kNgQuant]) return false;
-  if (prog.knobs[kNgVariant] == 2) {  // a tile program: 16-bit x and z, a tile that holds d
+  if (prog.knobs[kNgSlots] != 0) {  // a tile program: 16-bit x and z, a tile that holds d
     const int32_t threads = static_cast<int32_t>(prog.threads);
     cake_ng_tile t;
     if ((form & 2) != 0) return false;
@@ -46,7 +46,7 @@ int64_t normgate_groups_per_cta(const cake_program_desc &prog, int32_t d) {
   const int64_t tuned = prog.knobs[kNgD];
   if (tuned != 0) return prog.threads / (tuned / 8);
   cake_ng_tile tile;
-  if (prog.knobs[kNgVariant] == 2 &&
+  if (prog.knobs[kNgSlots] != 0 &&
       cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &tile) != 0)
     return tile.row_groups;
   return cake_ng_general_groups(d, static_cast<int32_t>(prog.threads));
@@ -58,7 +58,7 @@ bool normgate_is_tuned_backward(const cake_program_desc &prog) {
 
 uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
   if (prog.family != CAKE_FAMILY_NORMGATE) return 0;
-  if (prog.knobs[kNgVariant] == 2) {
+  if (prog.knobs[kNgSlots] != 0) {
     const int32_t threads = static_cast<int32_t>(prog.threads);
     if (prog.op != CAKE_NG_OP_FWD) {
       return static_cast<uint32_t>(cake_ng_tile_bwd_smem(threads, prog.knobs[kNgSlots],
@@ -96,7 +96,7 @@ NormgateLaunch normgate_launch(const cake_program_desc &prog, int64_t rows, int3
   // Forward: each group takes rows_per_group rows per trip (a tile program: each row group its
   // threads' rows). Backward: each group one dw chunk.
   cake_ng_tile tile;
-  if (prog.knobs[kNgVariant] == 2 && prog.op == CAKE_NG_OP_FWD &&
+  if (prog.knobs[kNgSlots] != 0 && prog.op == CAKE_NG_OP_FWD &&
       cake_ng_tile_of(d, static_cast<int32_t>(prog.threads), prog.knobs[kNgSlots], &tile) != 0) {
     l.rows_per_block = int64_t(tile.row_groups) * tile.rows_per_thread;
   } else {

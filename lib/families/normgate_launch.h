@@ -15,6 +15,8 @@ namespace cake {
 // kNgVariant: 1 for a variant program (every gate, placement, group size and dtype; a backward
 // with a load ring, kNgDepth > 0, 16-bit x and z only), 2 for a variant tile program (the same
 // calls with 16-bit x and z, in the tile layout).
+// kNgSlots: a tile program's leaves a thread (normgate_general_layout.h, cake_ng_tile_of): a
+// variant tile program's (kNgVariant 2), or a default-form tile forward's (kNgVariant 0).
 enum NormgateKnob {
   kNgD = 0,
   kNgRowsPerGroup = 1,
@@ -23,7 +25,7 @@ enum NormgateKnob {
   kNgTree = 4,
   kNgVariant = 5,
   kNgQuant = 6,  // the quantized y's format (cake_normgate_quant_format_t), 0 for none
-  kNgSlots = 7   // a variant tile program's leaves a thread (kNgVariant 2), else 0
+  kNgSlots = 7   // a tile program's leaves a thread, else 0
 };
 
 // A call's form as the router's RouteServes sees it: bit 0 a variant call, bit 1 FP32 x or z

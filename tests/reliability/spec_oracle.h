@@ -169,7 +169,7 @@ inline int64_t ng_tree_leaves(int64_t d) {
 inline bool ng_serves(const cake_program_desc &prog, uint16_t op, int32_t d, bool variant = false) {
   if (variant != (prog.knobs[5] != 0)) return false;
   if (prog.knobs[6] != 0) return false;  // a quantizing forward (knob 6) serves only quantized calls
-  if (prog.knobs[5] == 2) {  // a tile program (knob 7: its slots): a tile that holds d, and for
+  if (prog.knobs[7] != 0) {  // a tile program (knob 7: its slots): a tile that holds d, and for
                              // the backward one row a row group
     cake_ng_tile t;
     return prog.family == CAKE_FAMILY_NORMGATE && prog.op == op &&
@@ -328,18 +328,25 @@ inline bool ng_tuned_backward(const cake_program_desc &prog) {
 inline int64_t ng_general_groups(int64_t d, int64_t threads) {
   return threads / std::max<int64_t>(ng_tree_leaves(d), threads / 64);
 }
-// A tile backward's row groups (knob 5 = 2, knob 7 its slots): one row each, a chunk a block.
-inline int64_t ng_tile_row_groups(const cake_program_desc &prog, int64_t width) {
-  cake_ng_tile t;
-  if (!cake_ng_tile_of(static_cast<int32_t>(width), static_cast<int32_t>(prog.threads), prog.knobs[7], &t)) return 1;
-  return t.row_groups;
+// A tile program's tile for `width` (knob 7 its slots): a backward's row groups take one row
+// each, a chunk a block; a forward's threads each take rows_per_thread rows a trip.
+inline cake_ng_tile ng_tile_for(const cake_program_desc &prog, int64_t width) {
+  cake_ng_tile t = {1, 1, 1, 1};
+  if (!cake_ng_tile_of(static_cast<int32_t>(width), static_cast<int32_t>(prog.threads), prog.knobs[7], &t)) {
+    t = cake_ng_tile{1, 1, 1, 1};
+  }
+  return t;
 }
 inline bool ng_tile_backward(const cake_program_desc &prog) {
-  return prog.op != CAKE_NG_OP_FWD && prog.knobs[5] == 2;
+  return prog.op != CAKE_NG_OP_FWD && prog.knobs[7] != 0;
 }
 inline int64_t ng_kernel_rows_per_block(const cake_program_desc &prog, int64_t width) {
   const int64_t d = prog.knobs[0], threads = prog.threads;
-  if (ng_tile_backward(prog)) return ng_tile_row_groups(prog, width) * CAKE_NG_DW_CHUNK_ROWS;
+  if (ng_tile_backward(prog)) return int64_t(ng_tile_for(prog, width).row_groups) * CAKE_NG_DW_CHUNK_ROWS;
+  if (prog.knobs[7] != 0) {
+    const cake_ng_tile t = ng_tile_for(prog, width);
+    return int64_t(t.row_groups) * t.rows_per_thread;
+  }
   const int64_t groups = d != 0 ? threads / (d / 8) : ng_general_groups(width, threads);
   if (prog.op == CAKE_NG_OP_FWD) return groups * prog.knobs[1];
   return d != 0 ? groups * prog.knobs[1] : groups * CAKE_NG_DW_CHUNK_ROWS;
@@ -353,7 +360,9 @@ inline unsigned ng_tuned_backward_grid(const cake_handle_st *h, int program, int
 }
 // Dynamic shared memory the kernel's layout (normgate_workspace.h) takes.
 inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
-  if (prog.op == CAKE_NG_OP_FWD) return 0;
+  if (prog.op == CAKE_NG_OP_FWD) {  // a tile forward's load ring: knob 2 trips of x and z
+    return prog.knobs[7] != 0 ? int64_t(prog.knobs[2]) * 2 * prog.knobs[7] * prog.threads * 16 : 0;
+  }
   if (ng_tile_backward(prog)) {  // FP32 chunk sums of each slot, FP64 sums of each slot (nondet)
     const int64_t t = prog.threads, slots = prog.knobs[7];
     return slots * 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? slots * 8 * t * 8 : 0);
@@ -367,7 +376,7 @@ inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
       .bytes;
 }
 inline int64_t ng_kernel_chunks_per_block(const cake_program_desc &prog, int64_t width) {
-  if (ng_tile_backward(prog)) return ng_tile_row_groups(prog, width);
+  if (ng_tile_backward(prog)) return ng_tile_for(prog, width).row_groups;
   return prog.knobs[0] != 0 ? prog.threads / (prog.knobs[0] / 8) : ng_general_groups(width, prog.threads);
 }
 
