@@ -107,10 +107,14 @@ static CAKE_HD inline int32_t cake_ng_tile_smem(int32_t threads, int32_t slots, 
 /* Dynamic shared memory of a tile program's backward (normgate_variant_tile_bwd.cuh), in bytes
  * from the start:
  *   acc    [slots][2][threads] float4: each thread's FP32 chunk sums of its slots' columns
+ *   sig    [slots][2][threads] float4: the trip's sigmoid(z) of its slots' columns
  *   part   (non-deterministic) [slots][8][threads] doubles: its FP64 sums over its chunks
  * The trip's x, z and dy stay in registers (their 16-bit copies). */
-static CAKE_HD inline int32_t cake_ng_tile_part_offset(int32_t threads, int32_t slots) {
+static CAKE_HD inline int32_t cake_ng_tile_sig_offset(int32_t threads, int32_t slots) {
   return slots * 2 * threads * 16;
+}
+static CAKE_HD inline int32_t cake_ng_tile_part_offset(int32_t threads, int32_t slots) {
+  return 2 * cake_ng_tile_sig_offset(threads, slots);
 }
 static CAKE_HD inline int32_t cake_ng_tile_bwd_smem(int32_t threads, int32_t slots, int32_t nondet) {
   return cake_ng_tile_part_offset(threads, slots) + (nondet ? slots * 8 * threads * 8 : 0);

@@ -32,6 +32,14 @@ __device__ __forceinline__ float tile_gate(float z) {
   return 1.0f;
 }
 
+// a(z) from s = sigmoid(z): tile_gate's bits.
+template <int kGate>
+__device__ __forceinline__ float tile_gate_of(float z, float s) {
+  if constexpr (kGate == CAKE_NORMGATE_GATE_SILU) return __fmul_rn(z, s);
+  if constexpr (kGate == CAKE_NORMGATE_GATE_SIGMOID) return s;
+  return 1.0f;
+}
+
 // The slots' places of this thread, and which slots' columns of w hold a magnitude of 2^24 or
 // more (bit m: slot m; through an opaque copy, one register for the walk, not a predicate a
 // slot).

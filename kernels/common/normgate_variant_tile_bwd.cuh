@@ -9,10 +9,13 @@
 // per-element arithmetic has no branches; x and z are 16-bit (BF16 or F16), w any dtype.
 //
 // A trip: the row's x, z, dy loaded, the group sums of u^2 and of dn * n (tile_group_sums, two
-// shared buffers by turn), then dx, dz and the dw terms. s = sigmoid(z) and the FP32 values are
-// recomputed from the 16-bit copies in each pass (the same bits) rather than kept. The dw terms
-// of slot m go into the thread's FP32 chunk sums in shared memory, [slot][2][thread] float4
-// (cake_ng_tile_bwd_smem); a row group walks one chunk (16 rows) of its block in row order.
+// shared buffers by turn), then dx, dz and the dw terms. s = sigmoid(z) is computed once a trip
+// (two SFU operations an element, the SFU's quarter rate the scarcest issue) and kept in the
+// thread's own shared memory, [slot][2][thread] float4, for the later passes; the FP32 values of
+// x, z, dy are unpacked again from the 16-bit copies in each pass (the same bits) rather than
+// kept in registers. The dw terms of slot m go into the thread's FP32 chunk sums in shared
+// memory, [slot][2][thread] float4 (cake_ng_tile_bwd_smem); a row group walks one chunk (16
+// rows) of its block in row order.
 #pragma once
 #include <stdint.h>
 
@@ -65,6 +68,24 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
   const float inv_g = inverse_width(p.group);
   const bool want_dw = (p.dw_flags & kDwSkip) == 0;
   float4 *acc = reinterpret_cast<float4 *>(smem) + tid;  // [slot][2][thread]
+  // sigmoid(z) of slot m, element i: sig(m)[(i / 4) * kThreads], lane i % 4. Its address through
+  // an opaque copy at each read, so that the compiler reloads it rather than keeping the values
+  // in registers across the trip.
+  auto sig = [&](int m) {
+    return reinterpret_cast<float4 *>(smem + opaque_u32(uint32_t(cake_ng_tile_sig_offset(kThreads, kSlots)))) +
+           2 * m * kThreads + tid;
+  };
+  auto put_sig = [&](int m, const float (&sv)[8]) {
+    float4 *q = sig(m);
+    q[0] = make_float4(sv[0], sv[1], sv[2], sv[3]);
+    q[kThreads] = make_float4(sv[4], sv[5], sv[6], sv[7]);
+  };
+  auto get_sig = [&](int m, float (&sv)[8]) {
+    const float4 *q = sig(m);
+    const float4 a = q[0], b = q[kThreads];
+    sv[0] = a.x; sv[1] = a.y; sv[2] = a.z; sv[3] = a.w;
+    sv[4] = b.x; sv[5] = b.y; sv[6] = b.z; sv[7] = b.w;
+  };
   double *part = reinterpret_cast<double *>(smem + cake_ng_tile_part_offset(kThreads, kSlots)) + tid;
 
   uint32_t place0[kSlots];
@@ -103,10 +124,14 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
       float u[8];
       unpack16_as_f32(xr[m], p.x_dtype, u);
       if constexpr (kBefore) {
-        float z[8];
+        float z[8], sv[8];
         unpack16_as_f32(zr[m], p.z_dtype, z);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) u[i] = __fmul_rn(u[i], tile_gate<kGate>(z[i]));
+        for (int i = 0; i < 8; ++i) {
+          sv[i] = sigmoid(z[i]);
+          u[i] = __fmul_rn(u[i], tile_gate_of<kGate>(z[i], sv[i]));
+        }
+        put_sig(m, sv);
       }
       v[m] = chunk_sumsq<false>(u, 1.0f);
     }
@@ -116,16 +141,23 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) {
       const float rstd = rstd_from_sumsq(ss[m], inv_g, p.eps);
-      float wf[8], x[8], z[8], dy[8];
+      float wf[8], x[8], z[8], dy[8], sv[8];
       load8_as_f32(p.w, int64_t(opaque_u32(uint32_t(tile_leaf(place[m]) * 8))), p.w_dtype,
                    tile_used(place[m]), wf);
       unpack16_as_f32(opaque_u4(xr[m]), p.x_dtype, x);
       if constexpr (kGated) unpack16_as_f32(opaque_u4(zr[m]), p.z_dtype, z);
       unpack16_as_f32(opaque_u4(dyr[m]), p.x_dtype, dy);
+      if constexpr (kBefore && kGated) {
+        get_sig(m, sv);
+      } else if constexpr (kGated) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sv[i] = sigmoid(z[i]);
+        put_sig(m, sv);
+      }
       float leaf = 0.0f;
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const float a = kGated ? tile_gate<kGate>(z[i]) : 1.0f;
+        const float a = kGated ? tile_gate_of<kGate>(z[i], sv[i]) : 1.0f;
         const float n = __fmul_rn(kBefore && kGated ? __fmul_rn(x[i], a) : x[i], rstd);
         const float dn = __fmul_rn(kBefore || !kGated ? dy[i] : __fmul_rn(dy[i], a), wf[i]);
         leaf = i == 0 ? __fmul_rn(dn, n) : __fmaf_rn(dn, n, leaf);
@@ -147,15 +179,18 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
       }
       const float rstd = rstd_from_sumsq(ss[m], inv_g, p.eps);
       const int64_t c8 = int64_t(tile_leaf(place[m])) * 8;
-      float wf[8], x[8], z[8], dy[8];
+      float wf[8], x[8], z[8], dy[8], sv[8];
       load8_as_f32(p.w, int64_t(opaque_u32(uint32_t(c8))), p.w_dtype, tile_used(place[m]), wf);
       unpack16_as_f32(opaque_u4(xr[m]), p.x_dtype, x);
-      if constexpr (kGated) unpack16_as_f32(opaque_u4(zr[m]), p.z_dtype, z);
+      if constexpr (kGated) {
+        unpack16_as_f32(opaque_u4(zr[m]), p.z_dtype, z);
+        get_sig(m, sv);
+      }
       unpack16_as_f32(opaque_u4(dyr[m]), p.x_dtype, dy);
       float dxf[8], dzf[8], tf[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const float s = kGated ? sigmoid(z[i]) : 1.0f;
+        const float s = kGated ? sv[i] : 1.0f;
         const float a = kGate == CAKE_NORMGATE_GATE_SILU ? __fmul_rn(z[i], s) : s;
         const float n = __fmul_rn(kBefore && kGated ? __fmul_rn(x[i], a) : x[i], rstd);
         const float pdy = kBefore || !kGated ? dy[i] : __fmul_rn(dy[i], a);
