@@ -2,7 +2,7 @@
 // the tile layout summing each row in the default form's row tree) run on the CPU, one OS
 // thread per CUDA thread (cuda_host_emulation.h), beside the general forward
 // (normgate_general_fwd.cuh) on the same inputs: y and rstd byte for byte, for every tile shape
-// the routes use (128 threads without a load ring, 256, 320 and 512 with one), at widths of one
+// of the manifests (256, 320 and 512 threads with a load ring; 128 without, a candidate), at widths of one
 // warp or less a row (several rows a thread), of whole and partial 32-leaf runs, whose leaves
 // are not a power of two, of a row over all of a CTA's warps, up to 8192 columns; packed and
 // strided rows; rows with zeros, a NaN, an Inf and an input of 2^24 or more (the FP64 path), and

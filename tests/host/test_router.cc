@@ -181,12 +181,12 @@ static void test_normgate_forward_routes(void **) {
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 16384 * 48, 128).c_str(), "sm90.ng_fwd_d128_long");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 64).c_str(), "sm90.ng_fwd_d64_short");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1000, 256).c_str(), "sm90.ng_fwd_d256_short");
-  // Widths without a tuned program take the narrowest tile program that holds the row, at every
-  // size (two leaves a thread: 128 threads up to 2048 columns, 256 to 4096, 320 to 5120, 512 to
-  // 8192).
-  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1, 8).c_str(), "sm90.ng_fwd_tile128");
-  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 5000, 96).c_str(), "sm90.ng_fwd_tile128");
-  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 2048).c_str(), "sm90.ng_fwd_tile128");
+  // Widths without a tuned program: the general program up to 2048 columns, then the narrowest
+  // tile program that holds the row, at every size (two leaves a thread: 256 threads to 4096
+  // columns, 320 to 5120, 512 to 8192).
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 1, 8).c_str(), "sm90.ng_fwd_general");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 5000, 96).c_str(), "sm90.ng_fwd_general");
+  assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 2048).c_str(), "sm90.ng_fwd_general");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 2056).c_str(), "sm90.ng_fwd_tile256");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 800000, 4096).c_str(), "sm90.ng_fwd_tile256");
   assert_string_equal(routed_forward(CAKE_ARCH_SM90, 132, 8192, 5120).c_str(), "sm90.ng_fwd_tile320");
