@@ -109,6 +109,7 @@ static CAKE_HD inline int32_t cake_ng_tile_smem(int32_t threads, int32_t slots, 
  *   acc    [slots][2][threads] float4: each thread's FP32 chunk sums of its slots' columns
  *   sig    [slots][2][threads] float4: the trip's sigmoid(z) of its slots' columns
  *   part   (non-deterministic) [slots][8][threads] doubles: its FP64 sums over its chunks
+ *   ring   [depth][x, z, dy][slots][threads] 16-byte vectors: later trips' inputs, in flight
  * The trip's x, z and dy stay in registers (their 16-bit copies). */
 static CAKE_HD inline int32_t cake_ng_tile_sig_offset(int32_t threads, int32_t slots) {
   return slots * 2 * threads * 16;
@@ -116,8 +117,12 @@ static CAKE_HD inline int32_t cake_ng_tile_sig_offset(int32_t threads, int32_t s
 static CAKE_HD inline int32_t cake_ng_tile_part_offset(int32_t threads, int32_t slots) {
   return 2 * cake_ng_tile_sig_offset(threads, slots);
 }
-static CAKE_HD inline int32_t cake_ng_tile_bwd_smem(int32_t threads, int32_t slots, int32_t nondet) {
+static CAKE_HD inline int32_t cake_ng_tile_ring_offset(int32_t threads, int32_t slots, int32_t nondet) {
   return cake_ng_tile_part_offset(threads, slots) + (nondet ? slots * 8 * threads * 8 : 0);
+}
+static CAKE_HD inline int32_t cake_ng_tile_bwd_smem(int32_t threads, int32_t slots, int32_t nondet,
+                                                    int32_t depth) {
+  return cake_ng_tile_ring_offset(threads, slots, nondet) + depth * 3 * slots * threads * 16;
 }
 
 /* True when a tile program's backward holds rows of width d: one row a row group. */

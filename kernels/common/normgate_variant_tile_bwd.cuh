@@ -54,7 +54,11 @@ __device__ __forceinline__ float tile_slope(float z, float s) {
   return __fmul_rn(s, one_minus);
 }
 
-template <int kThreads, int kSlots, bool kDet, int kGate, bool kBefore>
+// kDepth > 0: a ring of kDepth trips of x, z and dy in shared memory ([depth][x, z, dy][slot]
+// [thread] 16-byte vectors, each thread its own; cake_ng_tile_ring_offset), filled by cp.async
+// kDepth trips ahead, so that a trip's loads are in flight while the trips before it reduce: a
+// CTA of 512 threads is alone on its SM, and without the ring each trip waited out its loads.
+template <int kThreads, int kSlots, int kDepth, bool kDet, int kGate, bool kBefore>
 __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, float *red,
                                               double *sums, double *scratch, int *flag,
                                               unsigned char *smem) {
@@ -97,25 +101,68 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
 
   // The CTA's trips: its blocks' 16 rows each, in order (32 bits: see bwd_variant).
   const int trips = static_cast<int>(cta_blocks(p.num_blocks)) * kChunk;
+  auto row_of_trip = [&](int k) {
+    const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
+    return blk * p.rows_per_block + int64_t(g.rg) * kChunk + k % kChunk;
+  };
+  uint4 *ring = reinterpret_cast<uint4 *>(
+      smem + cake_ng_tile_ring_offset(kThreads, kSlots, kDet ? 0 : 1));
+  auto issue = [&](int k, int stage) {  // trip k's x, z, dy into the ring's stage
+    if constexpr (kDepth > 0) {
+      const int64_t row = row_of_trip(k);
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {
+        const uint32_t pl = opaque_u32(place0[m]);
+        const bool ok = k < trips && row < p.rows && tile_used(pl);
+        const int64_t at = ok ? row : 0;
+        const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
+        uint4 *v = ring + (stage * 3 * kSlots + m) * kThreads + tid;
+        cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
+        if constexpr (kGated) {
+          cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
+        }
+        cp_async16(v + 2 * kSlots * kThreads, static_cast<const uint16_t *>(p.dy) + at * p.dy_stride + c8, ok);
+      }
+      cp_async_commit();
+    }
+  };
+#pragma unroll
+  for (int st = 0; st < kDepth; ++st) issue(st, st);
+  int stage = 0;
   for (int k = 0; k < trips; ++k) {
     const int r = k % kChunk;
     const int64_t blk = blockIdx.x + (k / kChunk) * int64_t(gridDim.x);
-    const int64_t row = blk * p.rows_per_block + int64_t(g.rg) * kChunk + r;
+    const int64_t row = row_of_trip(k);
     const bool valid = row < p.rows;
     // The places through an opaque copy each trip: recomputed here, not held across the walk.
     uint32_t place[kSlots];
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) place[m] = opaque_u32(place0[m]);
     uint4 xr[kSlots], zr[kSlots], dyr[kSlots];
+    if constexpr (kDepth > 0) {
+      // This trip's stage (this thread's own vectors: no barrier), then the trip kDepth ahead
+      // into it, its values now in registers.
+      cp_async_wait<kDepth - 1>();
 #pragma unroll
-    for (int m = 0; m < kSlots; ++m) {  // every load of the trip in flight before the first use
-      const bool ok = valid && tile_used(place[m]);
-      const int64_t c8 = int64_t(tile_leaf(place[m])) * 8;
-      const uint4 zero = make_uint4(0, 0, 0, 0);
-      xr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.x) + row * p.x_stride + c8) : zero;
-      zr[m] = (ok && kGated) ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.z) + row * p.z_stride + c8)
-                             : zero;
-      dyr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.dy) + row * p.dy_stride + c8) : zero;
+      for (int m = 0; m < kSlots; ++m) {
+        const uint4 *v = ring + (stage * 3 * kSlots + m) * kThreads + tid;
+        xr[m] = v[0];
+        zr[m] = kGated ? v[kSlots * kThreads] : make_uint4(0, 0, 0, 0);
+        dyr[m] = v[2 * kSlots * kThreads];
+      }
+      issue(k + kDepth, stage);
+      stage = stage + 1 == kDepth ? 0 : stage + 1;
+    } else {
+#pragma unroll
+      for (int m = 0; m < kSlots; ++m) {  // every load of the trip in flight before the first use
+        const bool ok = valid && tile_used(place[m]);
+        const int64_t c8 = int64_t(tile_leaf(place[m])) * 8;
+        const uint4 zero = make_uint4(0, 0, 0, 0);
+        xr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.x) + row * p.x_stride + c8) : zero;
+        zr[m] = (ok && kGated) ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.z) + row * p.z_stride + c8)
+                               : zero;
+        dyr[m] = ok ? load16<kLoadDefault>(static_cast<const uint16_t *>(p.dy) + row * p.dy_stride + c8) : zero;
+      }
     }
     // Sum 1: u^2.
     float v[kSlots], ss[kSlots];
@@ -278,7 +325,7 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
 
 template <class Cfg>
 __device__ __forceinline__ void bwd_variant_tile(const cake_normgate_params &p) {
-  constexpr int kT = Cfg::kThreads, kS = Cfg::kSlots;
+  constexpr int kT = Cfg::kThreads, kS = Cfg::kSlots, kD = Cfg::kPrefetch;
   constexpr bool kDet = Cfg::kOp == CAKE_NG_OP_BWD_DET;
   __shared__ float red[2 * kS * kT];
   __shared__ double sums[kCombineDoubles<kT>];
@@ -286,17 +333,17 @@ __device__ __forceinline__ void bwd_variant_tile(const cake_normgate_params &p) 
   __shared__ int flag;
   unsigned char *smem = dynamic_smem<unsigned char>();  // cake_ng_tile_bwd_smem bytes
   if (p.gate == CAKE_NORMGATE_GATE_NONE) {
-    bwd_tile_rows<kT, kS, kDet, CAKE_NORMGATE_GATE_NONE, false>(p, red, sums, scratch, &flag, smem);
+    bwd_tile_rows<kT, kS, kD, kDet, CAKE_NORMGATE_GATE_NONE, false>(p, red, sums, scratch, &flag, smem);
   } else if (p.placement == CAKE_NORMGATE_GATE_BEFORE_NORM) {
     if (p.gate == CAKE_NORMGATE_GATE_SILU) {
-      bwd_tile_rows<kT, kS, kDet, CAKE_NORMGATE_GATE_SILU, true>(p, red, sums, scratch, &flag, smem);
+      bwd_tile_rows<kT, kS, kD, kDet, CAKE_NORMGATE_GATE_SILU, true>(p, red, sums, scratch, &flag, smem);
     } else {
-      bwd_tile_rows<kT, kS, kDet, CAKE_NORMGATE_GATE_SIGMOID, true>(p, red, sums, scratch, &flag, smem);
+      bwd_tile_rows<kT, kS, kD, kDet, CAKE_NORMGATE_GATE_SIGMOID, true>(p, red, sums, scratch, &flag, smem);
     }
   } else if (p.gate == CAKE_NORMGATE_GATE_SILU) {
-    bwd_tile_rows<kT, kS, kDet, CAKE_NORMGATE_GATE_SILU, false>(p, red, sums, scratch, &flag, smem);
+    bwd_tile_rows<kT, kS, kD, kDet, CAKE_NORMGATE_GATE_SILU, false>(p, red, sums, scratch, &flag, smem);
   } else {
-    bwd_tile_rows<kT, kS, kDet, CAKE_NORMGATE_GATE_SIGMOID, false>(p, red, sums, scratch, &flag, smem);
+    bwd_tile_rows<kT, kS, kD, kDet, CAKE_NORMGATE_GATE_SIGMOID, false>(p, red, sums, scratch, &flag, smem);
   }
 }
 

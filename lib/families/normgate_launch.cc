@@ -62,7 +62,8 @@ uint32_t normgate_smem_bytes(const cake_program_desc &prog) {
     const int32_t threads = static_cast<int32_t>(prog.threads);
     if (prog.op != CAKE_NG_OP_FWD) {
       return static_cast<uint32_t>(cake_ng_tile_bwd_smem(threads, prog.knobs[kNgSlots],
-                                                         prog.op == CAKE_NG_OP_BWD_NONDET));
+                                                         prog.op == CAKE_NG_OP_BWD_NONDET,
+                                                         prog.knobs[kNgDepth]));
     }
     return static_cast<uint32_t>(cake_ng_tile_smem(threads, prog.knobs[kNgSlots], prog.knobs[kNgDepth]));
   }

@@ -195,12 +195,12 @@ static void test_routing(void **) {
           assert_true(is_variant_program(v));
           if (bwd) {
             // 16-bit x and z: a tile program where its tile holds one row a row group (256
-            // threads from 264 columns to 4096, 512 threads to 8192), but at exactly 2048 (the
-            // 1024-thread ring program's route); below 264 the 256-thread ring program.
-            const bool tile = dd >= 264 && dd != 2048;
+            // threads from 264 columns to 4096, 512 threads to 8192); below 264 the 256-thread
+            // ring program.
+            const bool tile = dd >= 264;
             const char *want = tile ? (dd <= 4096 ? "_tile256" : "_tile512") : "_ring";
             assert_true(v.find(want) != std::string::npos);
-            if (!tile) assert_true((v.find("_wide") != std::string::npos) == (dd == 2048));
+            assert_true(v.find("_wide") == std::string::npos && v.find("_pf0") == std::string::npos);
             d.package = CAKE_NORMGATE_NONDETERMINISTIC;
             const std::string n = routed(arch, d, bwd);
             assert_true(n.find("_nd_") != std::string::npos && n.find(want) != std::string::npos);

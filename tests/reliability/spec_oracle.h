@@ -363,9 +363,11 @@ inline int64_t ng_kernel_smem(const cake_program_desc &prog) {
   if (prog.op == CAKE_NG_OP_FWD) {  // a tile forward's load ring: knob 2 trips of x and z
     return prog.knobs[7] != 0 ? int64_t(prog.knobs[2]) * 2 * prog.knobs[7] * prog.threads * 16 : 0;
   }
-  if (ng_tile_backward(prog)) {  // FP32 chunk sums and sigmoid(z) of each slot, FP64 sums (nondet)
+  if (ng_tile_backward(prog)) {  // FP32 chunk sums and sigmoid(z) of each slot, FP64 sums
+                                 // (nondet), a ring of knob 2 trips of x, z, dy
     const int64_t t = prog.threads, slots = prog.knobs[7];
-    return 2 * slots * 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? slots * 8 * t * 8 : 0);
+    return 2 * slots * 8 * t * 4 + (prog.op == CAKE_NG_OP_BWD_NONDET ? slots * 8 * t * 8 : 0) +
+           int64_t(prog.knobs[2]) * 3 * slots * t * 16;
   }
   if (!ng_tuned_backward(prog)) {  // the load ring, the FP32 chunk sums, the FP64 sums (nondet)
     const int64_t t = prog.threads;
