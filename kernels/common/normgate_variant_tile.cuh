@@ -58,6 +58,20 @@ __device__ __forceinline__ uint32_t tile_setup(const cake_normgate_params &p, co
   return opaque_u32(w_wide);
 }
 
+// One slot's 16-byte vectors of row `at` (zero-filled where !ok) into a load ring at v: x, then
+// z (gated) and dy (kDy, the backward), each kSlots * kThreads vectors after the one before.
+template <int kThreads, int kSlots, bool kGated, bool kDy>
+__device__ __forceinline__ void tile_ring_copy(uint4 *v, const cake_normgate_params &p, int64_t at,
+                                               int64_t c8, bool ok) {
+  cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
+  if constexpr (kGated) {
+    cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
+  }
+  if constexpr (kDy) {
+    cp_async16(v + 2 * kSlots * kThreads, static_cast<const uint16_t *>(p.dy) + at * p.dy_stride + c8, ok);
+  }
+}
+
 // One trip: the CTA's rows_per_thread * row_groups rows of block b. red: the CTA's shared
 // scans (2 x slots x threads floats, by trip parity), used only when a group spans 32-leaf runs.
 // kRowTree: a default-form call (SiLU after a whole-row norm, BF16 tensors), its row sums in the
@@ -91,11 +105,8 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
         const bool ok = bb < p.num_blocks && tile_used(pl) && row < p.rows;
         const int64_t at = ok ? row : 0;
         const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
-        uint4 *v = ring + (stage * 2 * kSlots + m) * kThreads + tid;
-        cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
-        if constexpr (kGated) {
-          cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
-        }
+        tile_ring_copy<kThreads, kSlots, kGated, false>(ring + (stage * 2 * kSlots + m) * kThreads + tid,
+                                                         p, at, c8, ok);
       }
       cp_async_commit();
     }

@@ -116,12 +116,8 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
         const bool ok = k < trips && row < p.rows && tile_used(pl);
         const int64_t at = ok ? row : 0;
         const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
-        uint4 *v = ring + (stage * 3 * kSlots + m) * kThreads + tid;
-        cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
-        if constexpr (kGated) {
-          cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
-        }
-        cp_async16(v + 2 * kSlots * kThreads, static_cast<const uint16_t *>(p.dy) + at * p.dy_stride + c8, ok);
+        tile_ring_copy<kThreads, kSlots, kGated, true>(ring + (stage * 3 * kSlots + m) * kThreads + tid,
+                                                        p, at, c8, ok);
       }
       cp_async_commit();
     }

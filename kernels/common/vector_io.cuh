@@ -69,13 +69,17 @@ __device__ __forceinline__ void store8(void *ptr, uint2 v) {
   *reinterpret_cast<uint2 *>(ptr) = v;
 }
 
-#if !defined(CAKE_HOST_EMULATION)
 // Warm L2 with a contiguous byte range (16-byte aligned, size a multiple of 16). Exists from
-// sm_90; the copy engine does it, the issuing thread does not wait.
+// sm_90; the copy engine does it, the issuing thread does not wait. (The host emulation has no
+// L2 to warm.)
 __device__ __forceinline__ void prefetch_l2_bulk(const void *ptr, uint32_t bytes) {
+#if defined(CAKE_HOST_EMULATION)
+  (void)ptr;
+  (void)bytes;
+#else
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
-}
 #endif
+}
 
 // The kernel's dynamic shared memory (the launch's byte count), 16-byte aligned. The emulator
 // runs one CTA at a time and hands out one static buffer.

@@ -19,12 +19,6 @@ inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-#include "vector_io.cuh"
-namespace cake {
-// The mid forms' L2 prefetch: no programs here use it (the host has no L2 to warm).
-inline void prefetch_l2_bulk(const void *, uint32_t) {}
-}  // namespace cake
-
 #include "cmocka_cxx.h"
 #include "mxfp8_encode.h"
 #include "normgate_fwd.cuh"
