@@ -58,18 +58,32 @@ __device__ __forceinline__ uint32_t tile_setup(const cake_normgate_params &p, co
   return opaque_u32(w_wide);
 }
 
-// One slot's 16-byte vectors of row `at` (zero-filled where !ok) into a load ring at v: x, then
-// z (gated) and dy (kDy, the backward), each kSlots * kThreads vectors after the one before.
-template <int kThreads, int kSlots, bool kGated, bool kDy>
-__device__ __forceinline__ void tile_ring_copy(uint4 *v, const cake_normgate_params &p, int64_t at,
-                                               int64_t c8, bool ok) {
-  cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
-  if constexpr (kGated) {
-    cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
+// One trip's loads into a load ring's stage (this thread's vectors: x, then z when gated and dy
+// when kDy, each kSlots * kThreads vectors after the one before), committed as one group: slot
+// m's columns of row row_of(place), zero-filled where the trip is past the walk (!live), the
+// slot unused or the row past the end.
+template <int kThreads, int kSlots, bool kGated, bool kDy, class RowOf>
+__device__ __forceinline__ void tile_ring_issue(uint4 *stage, const cake_normgate_params &p,
+                                                const uint32_t (&place0)[kSlots], bool live,
+                                                RowOf row_of) {
+  const int tid = static_cast<int>(threadIdx.x);
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const uint32_t pl = opaque_u32(place0[m]);
+    const int64_t row = row_of(pl);
+    const bool ok = live && tile_used(pl) && row < p.rows;
+    const int64_t at = ok ? row : 0;
+    const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
+    uint4 *v = stage + m * kThreads + tid;
+    cp_async16(v, static_cast<const uint16_t *>(p.x) + at * p.x_stride + c8, ok);
+    if constexpr (kGated) {
+      cp_async16(v + kSlots * kThreads, static_cast<const uint16_t *>(p.z) + at * p.z_stride + c8, ok);
+    }
+    if constexpr (kDy) {
+      cp_async16(v + 2 * kSlots * kThreads, static_cast<const uint16_t *>(p.dy) + at * p.dy_stride + c8, ok);
+    }
   }
-  if constexpr (kDy) {
-    cp_async16(v + 2 * kSlots * kThreads, static_cast<const uint16_t *>(p.dy) + at * p.dy_stride + c8, ok);
-  }
+  cp_async_commit();
 }
 
 // One trip: the CTA's rows_per_thread * row_groups rows of block b. red: the CTA's shared
@@ -98,17 +112,9 @@ __device__ __forceinline__ void fwd_tile_rows(const cake_normgate_params &p, flo
   // that the loads of the next trips are in flight while this one reduces and stores.
   auto issue = [&](int64_t bb, int stage) {
     if constexpr (kDepth > 0) {
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        const uint32_t pl = opaque_u32(place0[m]);
-        const int64_t row = bb * rows_per_block + row_of_slot(pl);
-        const bool ok = bb < p.num_blocks && tile_used(pl) && row < p.rows;
-        const int64_t at = ok ? row : 0;
-        const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
-        tile_ring_copy<kThreads, kSlots, kGated, false>(ring + (stage * 2 * kSlots + m) * kThreads + tid,
-                                                         p, at, c8, ok);
-      }
-      cp_async_commit();
+      tile_ring_issue<kThreads, kSlots, kGated, false>(
+          ring + stage * 2 * kSlots * kThreads, p, place0, bb < p.num_blocks,
+          [&](uint32_t pl) { return bb * rows_per_block + row_of_slot(pl); });
     }
   };
 #pragma unroll

@@ -110,16 +110,8 @@ __device__ __forceinline__ void bwd_tile_rows(const cake_normgate_params &p, flo
   auto issue = [&](int k, int stage) {  // trip k's x, z, dy into the ring's stage
     if constexpr (kDepth > 0) {
       const int64_t row = row_of_trip(k);
-#pragma unroll
-      for (int m = 0; m < kSlots; ++m) {
-        const uint32_t pl = opaque_u32(place0[m]);
-        const bool ok = k < trips && row < p.rows && tile_used(pl);
-        const int64_t at = ok ? row : 0;
-        const int64_t c8 = int64_t(tile_leaf(pl)) * 8;
-        tile_ring_copy<kThreads, kSlots, kGated, true>(ring + (stage * 3 * kSlots + m) * kThreads + tid,
-                                                        p, at, c8, ok);
-      }
-      cp_async_commit();
+      tile_ring_issue<kThreads, kSlots, kGated, true>(ring + stage * 3 * kSlots * kThreads, p, place0,
+                                                      k < trips, [&](uint32_t) { return row; });
     }
   };
 #pragma unroll

@@ -61,6 +61,24 @@ __device__ __forceinline__ uint32_t tile_place(const cake_ng_tile &t, const Tile
          (used ? 1u << 26 : 0u) | (same ? 1u << 27 : 0u);
 }
 
+// total[m] for each slot: sum_of(place) for a used slot that starts its group in its row, the
+// slot before's total for the slots after it in the same group and row (tile_same: a group
+// wider than the row's lanes), 0 for an unused slot.
+template <int kSlots, class SumOf>
+__device__ __forceinline__ void group_totals(const uint32_t (&place)[kSlots], float (&total)[kSlots],
+                                             SumOf sum_of) {
+  float last = 0.0f;
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    if (tile_same(place[m])) {
+      total[m] = last;
+    } else {
+      total[m] = tile_used(place[m]) ? sum_of(place[m]) : 0.0f;
+    }
+    last = total[m];
+  }
+}
+
 // total[m]: the sum over slot m's group of v (one value a leaf; v is overwritten by its piece
 // scans), in every slot of the group. Every thread of the CTA calls this. red: kSlots * kThreads
 // floats of shared memory, written (when some group spans 32-leaf runs) and read between one
@@ -122,54 +140,32 @@ __device__ __forceinline__ void tile_group_sums(float (&v)[kSlots], const uint32
       }
     }
     __syncthreads();
-    float last = 0.0f;
-#pragma unroll
-    for (int m = 0; m < kSlots; ++m) {
-      if (tile_same(place[m])) {
-        total[m] = last;
-      } else {
-        float sum = 0.0f;
-        if (tile_used(place[m])) {
-          const float *r = red + (tile_sub(place[m]) * g.row_groups + g.rg) * nruns +
-                           tile_group(place[m]) * qr;
-          sum = r[0];
-          for (int i = 1; i < qr; ++i) sum = __fadd_rn(sum, r[i]);
-        }
-        total[m] = sum;
-      }
-      last = total[m];
-    }
+    group_totals(place, total, [&](uint32_t pl) {
+      const float *r = red + (tile_sub(pl) * g.row_groups + g.rg) * nruns + tile_group(pl) * qr;
+      float sum = r[0];
+      for (int i = 1; i < qr; ++i) sum = __fadd_rn(sum, r[i]);
+      return sum;
+    });
   } else if (g.cross) {
 #pragma unroll
     for (int m = 0; m < kSlots; ++m) red[m * kThreads + tid] = v[m];
     __syncthreads();
     // A group's sum: its pieces' sums (the scans at each piece's last leaf) left to right.
-    // Slots of one row in one group (a group wider than the row's lanes) share it.
-    float last = 0.0f;
-#pragma unroll
-    for (int m = 0; m < kSlots; ++m) {
-      if (tile_same(place[m])) {
-        total[m] = last;
-      } else {
-        float sum = 0.0f;
-        if (tile_used(place[m])) {
-          const int gstart = tile_group(place[m]) * q, gend = gstart + q;
-          const float *row_scan = red + tile_sub(place[m]) * g.rs * kThreads + g.rg * g.lanes;
-          auto at = [&](int e) {
-            return g.pow2 ? row_scan[(e >> g.lshift) * kThreads + (e & (g.lanes - 1))]
-                          : row_scan[(e / g.lanes) * kThreads + e % g.lanes];
-          };
-          int e = min(gend, ((gstart >> 5) + 1) << 5) - 1;  // the first piece's last leaf
-          sum = at(e);
-          while (e < gend - 1) {
-            e = min(e + 32, gend - 1);
-            sum = __fadd_rn(sum, at(e));
-          }
-        }
-        total[m] = sum;
+    group_totals(place, total, [&](uint32_t pl) {
+      const int gstart = tile_group(pl) * q, gend = gstart + q;
+      const float *row_scan = red + tile_sub(pl) * g.rs * kThreads + g.rg * g.lanes;
+      auto at = [&](int e) {
+        return g.pow2 ? row_scan[(e >> g.lshift) * kThreads + (e & (g.lanes - 1))]
+                      : row_scan[(e / g.lanes) * kThreads + e % g.lanes];
+      };
+      int e = min(gend, ((gstart >> 5) + 1) << 5) - 1;  // the first piece's last leaf
+      float sum = at(e);
+      while (e < gend - 1) {
+        e = min(e + 32, gend - 1);
+        sum = __fadd_rn(sum, at(e));
       }
-      last = total[m];
-    }
+      return sum;
+    });
   }
 }
 
