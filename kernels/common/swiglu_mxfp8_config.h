@@ -72,7 +72,7 @@
 //                    a tile row's slots in one warp: tile_cols / slot_cols a power of two up
 //                    to 32).
 // Grouped forms (6..11, docs/spec/swiglu-grouped.md) take the same knobs, in k-fastest order one
-// tile at a time (sw_grouped_ok).
+// tile or one pair of an expert's tiles at a time (sw_grouped_ok).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
 #pragma once
 #include <stdint.h>
@@ -139,7 +139,7 @@ CAKE_HD constexpr int64_t sw_y_words(const SwigluKnobs &k) {
 // Staged colwise scales: staged programs on 128-row tiles of 64 or 128 k-columns collect a
 // tile's col_s bytes as whole pieces of the swizzled layout (swiglu_mxfp8_kernel.cuh).
 CAKE_HD constexpr bool sw_staged_scales(const SwigluKnobs &k) {
-  return sw_colwise(k.form) && !sw_grouped(k.form) && sw_stages(k) >= 2 && k.tile_rows == 128 &&
+  return sw_colwise(k.form) && sw_stages(k) >= 2 && k.tile_rows == 128 &&
          (k.tile_cols == 64 || k.tile_cols == 128);
 }
 CAKE_HD constexpr int64_t sw_scale_piece_bytes(const SwigluKnobs &k) { return k.tile_cols / 8; }
@@ -238,11 +238,11 @@ CAKE_HD constexpr bool sw_group_rows_ok(const SwigluKnobs &k) {
 CAKE_HD constexpr bool sw_tile_pairs_ok(const SwigluKnobs &k) {
   return sw_pair_rows(k) == 1 || (sw_stages(k) >= 2 && sw_colwise(k.form));
 }
-// Grouped forms walk one tile at a time in k-fastest order, from registers or the staged ring:
-// no m-fastest groups, no tile pairs, no pipelined register loads (a tile's expert is found at
-// the tile, swiglu_groups.cuh).
+// Grouped forms walk in k-fastest order, from registers or the staged ring, one tile at a time
+// or (staged) in tile pairs within an expert: no m-fastest groups, no pipelined register loads
+// (a tile's expert is found at the tile or the pair, swiglu_groups.cuh).
 CAKE_HD constexpr bool sw_grouped_ok(const SwigluKnobs &k) {
-  return !sw_grouped(k.form) || (k.group_rows == 0 && k.pipeline != 1);
+  return !sw_grouped(k.form) || ((k.group_rows == 0 || k.group_rows == -2) && k.pipeline != 1);
 }
 // Variant programs: the register schedule over whole row tiles, a tile row's slots in a warp.
 CAKE_HD constexpr bool sw_variant_ok(const SwigluKnobs &k) {

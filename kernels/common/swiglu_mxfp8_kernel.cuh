@@ -65,6 +65,7 @@
 #include "mxfp8_encode.h"
 #include "program_desc.h"
 #include "swiglu_grouped_params.h"
+#include "swiglu_grouped_walk.cuh"
 #include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
 #include "swiglu_mxfp8_problem.cuh"
@@ -78,6 +79,19 @@
 
 namespace cake {
 namespace swiglu {
+
+// The staged loop's walk: the grouped pair walk for a grouped problem's tile pairs, else
+// StagedWalk (an ungrouped problem's tiles or pairs, or a grouped problem's tiles, each located
+// in the group table by the schedule).
+template <class Cfg, class Problem>
+__device__ __forceinline__ auto staged_walk(const Problem &pb, uint32_t tiles, uint32_t tiles_k,
+                                            uint32_t step) {
+  if constexpr (Problem::kGrouped && Cfg::kPairRows == 2) {
+    return GroupedPairWalk<Cfg>(pb.t, tiles_k, step, pb.p.col_q, pb.p.col_ld);
+  } else {
+    return StagedWalk<Cfg>(tiles, tiles_k, step);
+  }
+}
 
 // The staged schedule (pipeline >= 2): the inputs of the CTA's next S-1 tiles in flight through
 // the ring in dynamic shared memory, one CTA barrier a tile.
@@ -96,16 +110,22 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
   uint4 *ring = dynamic_smem<uint4>();  // kStages stages of kStageVecs vectors
   constexpr int S = Cfg::kStages;
   constexpr int kItemPasses = (Cfg::kColItems + Cfg::kThreads - 1) / Cfg::kThreads;
-  const StagedWalk<Cfg> sw(tiles, tiles_k, step);
-  using SPos = typename StagedWalk<Cfg>::Pos;
+  const auto sw = staged_walk<Cfg>(pb, tiles, tiles_k, step);
+  using SPos = typename decltype(sw)::Pos;
+  // A grouped tile's expert and its rows within the expert's view: the pair walk places its
+  // tiles (origin gives the expert's rows); a tile of the other walks is found in the group
+  // table from its row over every expert.
+  constexpr bool kWalkPlaces = Problem::kGrouped && Cfg::kPairRows == 2;
   SPos at = sw.start();  // the tile being computed
   SPos ahead = at;       // the next tile to copy
   auto issue_ahead = [&](uint4 *dst) {
     const bool valid = sw.valid(ahead);
     int64_t am0 = 0, ak0 = 0;
-    int32_t ae = 0;
+    int32_t ae = 0;  // the tile's expert (any when not valid: not read)
     if (valid) sw.origin(ahead, am0, ak0);
-    if constexpr (Problem::kGrouped) {  // the tile's expert (any when not valid: not read)
+    if constexpr (kWalkPlaces) {
+      ae = sw.expert(ahead);
+    } else if constexpr (Problem::kGrouped) {
       const swg::TileAt ta = pb.locate(am0);
       ae = ta.e;
       am0 = ta.m0;
@@ -124,25 +144,28 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
   bool pieces = false, rpieces = false;
   int rbuf = 0;  // this tile's row-scale buffer
   int64_t pm0 = 0, pk0 = 0;
+  int32_t pe = 0;  // the expert of the tile whose pieces wait
 #pragma unroll 1
   while (sw.valid(at)) {
     cp_async_wait<S - 2>();  // this thread's copies of `at` have landed
     __syncthreads();
     issue_ahead(ring + (stage == 0 ? S - 1 : stage - 1) * Cfg::kStageVecs);  // (stage+S-1)%S
     if constexpr (Cfg::kStagedScales) {
-      if (pieces) store_staged_scales<Cfg>(p, pm0, pk0, sscale);
+      if (pieces) store_staged_scales<Cfg>(pb.view(pe), pm0, pk0, sscale);
     }
     if constexpr (Cfg::kStagedRowScales) {
       if (rpieces) {
-        store_staged_row_scales<Cfg>(p, pm0, pk0, rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
+        store_staged_row_scales<Cfg>(pb.view(pe), pm0, pk0,
+                                     rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
       }
     }
     int64_t m0, k0;
     sw.origin(at, m0, k0);
     const int pair = sw.pair_state(at);
-    sw.advance(at);
     int32_t e = 0;
-    if constexpr (Problem::kGrouped) {  // the tile's expert; m0 within it
+    if constexpr (kWalkPlaces) e = sw.expert(at);  // before the walk leaves the pair
+    sw.advance(at);
+    if constexpr (Problem::kGrouped && !kWalkPlaces) {
       const swg::TileAt ta = pb.locate(m0);
       e = ta.e;
       m0 = ta.m0;
@@ -154,11 +177,12 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
     // 2's opening barrier, the only way to the next rewrite of the column pieces; the row
     // scales alternate between two buffers, the next tile's phase 1 writing the other one.
     if constexpr (Cfg::kStagedScales) {
-      pieces = staged_scales_ok<Cfg>(p, m0, k0);
+      pieces = staged_scales_ok<Cfg>(tp, m0, k0);
       pm0 = m0;
       pk0 = k0;
+      pe = e;
     }
-    if constexpr (Cfg::kStagedRowScales) rpieces = pieces && staged_row_scales_ok<Cfg>(p);
+    if constexpr (Cfg::kStagedRowScales) rpieces = pieces && staged_row_scales_ok<Cfg>(tp);
     uint8_t *const rs = rpieces ? rscale + rbuf * Cfg::kRowScaleBytes : nullptr;
 #pragma unroll
     for (int pass = 0; pass < Cfg::kPasses; ++pass) {
@@ -177,11 +201,12 @@ __device__ __forceinline__ void staged_schedule(const cake_swiglu_mxfp8_params &
   }
   if constexpr (Cfg::kStagedScales) {
     __syncthreads();
-    if (pieces) store_staged_scales<Cfg>(p, pm0, pk0, sscale);
+    if (pieces) store_staged_scales<Cfg>(pb.view(pe), pm0, pk0, sscale);
   }
   if constexpr (Cfg::kStagedRowScales) {
     if (rpieces) {
-      store_staged_row_scales<Cfg>(p, pm0, pk0, rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
+      store_staged_row_scales<Cfg>(pb.view(pe), pm0, pk0,
+                                   rscale + (rbuf ^ 1) * Cfg::kRowScaleBytes);
     }
   }
   cp_async_wait<0>();  // only empty groups can be left; nothing in flight at exit

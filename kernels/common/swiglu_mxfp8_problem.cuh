@@ -26,9 +26,12 @@ struct PlainProblem : swg::PlainTiles<cake_swiglu_mxfp8_params> {
   __device__ __forceinline__ void finish() const { zero_padding<Cfg>(p); }
 };
 
+// The group table's row tiles are the walk's row units: tiles, or pairs of them
+// (swiglu_grouped_walk.cuh).
 template <class Cfg>
-struct GroupedProblem : swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows> {
-  using Tiles = swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows>;
+struct GroupedProblem
+    : swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows * Cfg::kPairRows> {
+  using Tiles = swg::GroupedTiles<cake_swiglu_mxfp8_params, Cfg::kTileRows * Cfg::kPairRows>;
   using Tiles::p;
   using Tiles::t;
   __device__ __forceinline__ explicit GroupedProblem(const cake_swiglu_mxfp8_grouped_params &g)

@@ -87,7 +87,10 @@ uint32_t swiglu_grouped_table_bytes(const cake_program_desc &prog, int64_t E) {
 }
 
 int64_t swiglu_grouped_tiles(const cake_program_desc &prog, int64_t T, int64_t K, int64_t E) {
-  const int64_t tr = prog.knobs[0], tc = tile_cols(prog);  // tile_rows: knob 0 of both families
+  // The walk's row units: tile_rows (knob 0 of both families), or two tiles for the MXFP8
+  // family's tile pairs (swiglu_grouped_walk.cuh).
+  const int64_t pair = is_mxfp8(prog) && prog.knobs[kSwGroupRows] == -2 ? 2 : 1;
+  const int64_t tr = prog.knobs[0] * pair, tc = tile_cols(prog);
   if (T < 1 || E < 1 || K <= 0 || tr <= 0 || tc <= 0) return -1;
   int64_t tiles;
   if (!mx::checked_mul(swg_row_tiles_bound(T, E, tr), mx::ceil_div(K, tc), &tiles)) return -1;

@@ -27,8 +27,9 @@ bool swiglu_fp8_grouped_sizes(int form, int64_t T, int64_t K, int64_t E, SwigluG
 // The group table's shared memory for E experts on the program's threads.
 uint32_t swiglu_grouped_table_bytes(const cake_program_desc &prog, int64_t E);
 
-// The tiles of the bound: every split's row tiles (floor((T + (tr - 1) min(E, T)) / tr)) times
-// the program's K tiles; -1 on a bad argument.
+// The walk units of the bound: every split's row units (floor((T + (tr - 1) min(E, T)) / tr),
+// tr the tile rows, twice them for tile pairs) times the program's K tiles; -1 on a bad
+// argument.
 int64_t swiglu_grouped_tiles(const cake_program_desc &prog, int64_t T, int64_t K, int64_t E);
 
 // One wave over the bound's tiles (swiglu_one_wave), dynamic shared memory the program's own

@@ -244,6 +244,24 @@ inline int __shfl_up_sync(unsigned int /*mask*/, int v, unsigned int delta) {
   return (int)r;
 }
 
+// The unsigned up shuffle within segments of `width` lanes, and the funnel shift (the grouped
+// SwiGLU programs' col_q runs, swiglu_col_runs.cuh).
+inline unsigned int __shfl_up_sync(unsigned int /*mask*/, unsigned int v, unsigned int delta,
+                                   int width) {
+  cake_emu::Cta *c = cake_emu::cta();
+  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
+  const unsigned in_seg = lane % (unsigned)width;
+  c->slots[t] = v;
+  c->warps[warp]->wait();
+  const unsigned r = c->slots[(t & ~31u) | (in_seg >= delta ? lane - delta : lane)];
+  c->warps[warp]->wait();
+  return r;
+}
+inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
+  const unsigned s = shift & 31u;
+  return s == 0 ? lo : (lo >> s) | (hi << (32u - s));
+}
+
 // Float and down shuffles, and the votes (the normgate forward bodies): every lane of the warp
 // takes part, as on the device with a full mask.
 inline float __shfl_xor_sync(unsigned int mask, float v, int lane_mask) {

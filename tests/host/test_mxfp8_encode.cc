@@ -16,6 +16,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "families/swiglu_grouped_launch.h"
 #include "families/swiglu_mxfp8_launch.h"
 #include "mxfp8_encode.h"
 #include "swiglu_mxfp8_gpu_checks.h"
@@ -348,6 +349,23 @@ void test_launch(void **) {
   grouped.knobs[cake::kSwGroupRows] = 0;  // k fastest: no group
   assert_true(cake::swiglu_mxfp8_fill_params(grouped, 128, wide_k, dummy, dummy, dummy, dummy,
                                              dummy, dummy, &p));
+
+  // Grouped forms: k fastest, one tile or (staged colwise and both) one pair of an expert's
+  // tiles at a time; the walk's units are the bound's row tiles, or pairs of them, x the K tiles.
+  cake_program_desc gpair = program(CAKE_SWG_FWD_COL, 256, 2, 128, 64, 2);
+  gpair.knobs[cake::kSwPipeline] = 2;
+  gpair.knobs[cake::kSwGroupRows] = -2;
+  assert_true(cake::swiglu_mxfp8_program_ok(gpair));
+  // 1000 rows in 8 experts: at most (1000 + 255 * 8) / 256 = 11 units of 256 rows (against
+  // (1000 + 127 * 8) / 128 = 15 tiles of 128), x 4 K tiles of 64 at K = 256.
+  assert_int_equal(cake::swiglu_grouped_tiles(gpair, 1000, 256, 8), 11 * 4);
+  gpair.knobs[cake::kSwGroupRows] = 0;
+  assert_int_equal(cake::swiglu_grouped_tiles(gpair, 1000, 256, 8), 15 * 4);
+  gpair.knobs[cake::kSwGroupRows] = 8;  // no m-fastest groups
+  assert_false(cake::swiglu_mxfp8_program_ok(gpair));
+  gpair.knobs[cake::kSwGroupRows] = -2;
+  gpair.knobs[cake::kSwPipeline] = 0;  // tile pairs: staged only
+  assert_false(cake::swiglu_mxfp8_program_ok(gpair));
 
   // Staged programs (pipeline knob = stages >= 2): the input ring is dynamic shared memory,
   // stages x a tile's operands; ring + Y tile within one CTA's limit and min_ctas of them within

@@ -2,9 +2,9 @@
 // against the grouped host model (tests/reference/swiglu_grouped_ref.h), byte for byte over
 // whole poisoned buffers (the bytes the spec leaves unwritten must keep the poison): every
 // grouped form, the tables' grouped programs and programs covering the other knobs a grouped
-// form takes (register and staged schedules, tile rows 2..128, 8-column slots, rows from the
-// tile, several stages and phase-2 lanes; FP8 blockwise tile rows 4..128, load batches, the
-// pipelined schedule), both scale rules, expert sizes 0, 1, 31, 33, 127, 129 and random ones,
+// form takes (register and staged schedules, tile rows 2..128, tile pairs, 8-column slots, rows
+// from the tile, several stages and phase-2 lanes; FP8 blockwise tile rows 4..128, load
+// batches, the pipelined schedule), both scale rules, expert sizes 0, 1, 31, 33, 127, 129 and random ones,
 // token counts that leave col_q unaligned, one CTA striding over every tile and several CTAs;
 // offsets that decrease or pass T against the effective offsets, and the status word.
 #include "cuda_host_emulation.h"
@@ -38,7 +38,8 @@ extern "C" {
 
 // MXFP8: sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid,
 // band, pipeline, group_rows[, col_lanes[, slot_cols[, row_from_tile]]]. The first six are the
-// tables' grouped programs (kernels/common/swiglu_grouped.def).
+// tables' grouped programs (kernels/common/swiglu_grouped.def); the _p and _pw ones its tile-pair
+// candidates.
 #define EMU_MX_PROGRAMS(X)                                                  \
   X(mg_fr, CAKE_SWG_FWD_ROW, 128, 8, 8, 256, 1, 0, 1, 3, 2, 0)             \
   X(mg_fc, CAKE_SWG_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4)          \
@@ -54,7 +55,12 @@ extern "C" {
   X(mg_bb_r, CAKE_SWG_BWD_BOTH, 64, 12, 32, 32, 1, 0, 1, 2, 0, 0)          \
   X(mg_fc_s4, CAKE_SWG_FWD_COL, 32, 4, 32, 32, 1, 0, 2, 2, 4, 0)           \
   X(mg_fb_w, CAKE_SWG_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, 0, 8)     \
-  X(mg_bb_w, CAKE_SWG_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, 0)
+  X(mg_bb_w, CAKE_SWG_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, 0)          \
+  X(mg_fc_p, CAKE_SWG_FWD_COL, 256, 2, 128, 64, 2, 0, 1, 3, 2, -2, 4)      \
+  X(mg_fb_pw, CAKE_SWG_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, -2, 8)   \
+  X(mg_bc_pw, CAKE_SWG_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2, 4)     \
+  X(mg_bb_pw, CAKE_SWG_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, -2, 4)    \
+  X(mg_fb_p32, CAKE_SWG_FWD_BOTH, 64, 4, 32, 32, 1, 0, 1, 3, 2, -2)
 
 // FP8 blockwise: sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint, sigmoid,
 // band, batch, pipeline, tail. The first six are the tables' grouped programs.
@@ -144,6 +150,9 @@ std::vector<Case> cases(int64_t k_unit) {
                cake_ref::grouped_test_offsets(513, 12, 12)});  // T odd: col_q unaligned
   c.push_back({128, k_unit, {128}});                           // one expert: the ungrouped call
   c.push_back({96, 2 * k_unit, cake_ref::grouped_test_offsets(96, 40, 13)});  // many empty
+  // Experts starting on 16-row boundaries (col_q aligned, the tile pairs' case): whole pairs,
+  // pairs with a partial lower tile, a unit of one whole or one partial tile, an empty expert.
+  c.push_back({1424, (mxfp8 ? 4 : 1) * k_unit, {16, 288, 288, 560, 832, 1040, 1424}});
   return c;
 }
 
