@@ -1043,7 +1043,8 @@ typedef struct cake_table_program {
   int32_t min_ctas_per_sm; /**< CTAs per SM its register budget is fitted to. */
   int32_t knobs[8];        /**< Family knobs in manifest order (see kernels/common/program_desc.h). */
   int32_t knobs_ext[8];    /**< Knobs 8..15 in manifest order, 0 past a family's last knob
-                                (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2. */
+                                (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile, variant,
+                                col_runs). Added in 0.2. */
 } cake_table_program;
 
 /** One route of a table. Initialise with cake_table_route_init(). */

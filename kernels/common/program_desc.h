@@ -10,7 +10,7 @@
  *                         [, tree])
  *   CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,
  *                       load_hint, sigmoid_form, band_form[, pipeline[, group_rows
- *                       [, col_lanes[, slot_cols[, row_from_tile]]]]])
+ *                       [, col_lanes[, slot_cols[, row_from_tile[, variant[, col_runs]]]]]]])
  *   CAKE_SWIGLU_FP8_PROGRAM(sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint,
  *                           sigmoid_form, band_form[, load_batch[, pipeline]])
  *                           (SwiGLU + FP8 blockwise)

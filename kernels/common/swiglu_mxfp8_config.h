@@ -71,6 +71,11 @@
 //                    k-fastest tiles of its own: pipeline 0, group_rows 0, row_from_tile 0;
 //                    a tile row's slots in one warp: tile_cols / slot_cols a power of two up
 //                    to 32).
+//   col_runs         (optional, default 0) grouped colwise and both programs: 1 stores the col_q
+//                    pieces of an expert whose first row is not 16-byte aligned in col_q, or
+//                    that ends inside a piece, as aligned 16-byte runs (a lane's window takes
+//                    the lane before's last bytes by a shuffle) and the fewest narrow stores at
+//                    the run's ends (swiglu_col_runs.cuh); 0 stores such a piece byte by byte.
 // Grouped forms (6..11, docs/spec/swiglu-grouped.md) take the same knobs, in k-fastest order one
 // tile or one pair of an expert's tiles at a time (sw_grouped_ok).
 // Every knob changes only the schedule: all programs of a form write the same bytes.
@@ -90,7 +95,7 @@ constexpr int64_t kSwMaxStaticSmemBytes = 48 * 1024;  // static shared memory of
 // A manifest line's knobs as written (0 for an optional knob left out).
 struct SwigluKnobs {
   int form, threads, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid_form, band_form;
-  int pipeline, group_rows, col_lanes, slot_cols, row_from_tile, variant;
+  int pipeline, group_rows, col_lanes, slot_cols, row_from_tile, variant, col_runs;
 };
 
 // ---- knob defaults and decodings ----
@@ -251,6 +256,11 @@ CAKE_HD constexpr bool sw_variant_ok(const SwigluKnobs &k) {
           k.tile_cols / sw_slot_cols(k) <= 32 &&
           ((k.tile_cols / sw_slot_cols(k)) & (k.tile_cols / sw_slot_cols(k) - 1)) == 0);
 }
+// Aligned col_q runs: grouped colwise and both programs only (ungrouped ones never meet an
+// unaligned or partial piece: M is a multiple of 32 and every expert view's first row is 0).
+CAKE_HD constexpr bool sw_col_runs_ok(const SwigluKnobs &k) {
+  return k.col_runs == 0 || (k.col_runs == 1 && sw_grouped(k.form) && sw_colwise(k.form));
+}
 CAKE_HD constexpr bool sw_staged_scales_ok(const SwigluKnobs &k) {  // a thread a piece
   return !sw_staged_scales(k) || sw_scale_pieces(k) <= k.threads;
 }
@@ -267,7 +277,7 @@ CAKE_HD constexpr bool sw_knobs_ok(const SwigluKnobs &k) {
          sw_col_items_ok(k) && sw_load_hint_ok(k) && sw_sigmoid_form_ok(k) &&
          sw_band_form_ok(k) && sw_pipeline_ok(k) && sw_stage_rows_ok(k) &&
          sw_group_rows_ok(k) && sw_tile_pairs_ok(k) && sw_staged_scales_ok(k) &&
-         sw_staged_row_scales_ok(k) && sw_grouped_ok(k) && sw_variant_ok(k);
+         sw_staged_row_scales_ok(k) && sw_grouped_ok(k) && sw_variant_ok(k) && sw_col_runs_ok(k);
 }
 
 // The compile-time configuration of one program: the knobs, and the constants the kernel's
@@ -275,12 +285,12 @@ CAKE_HD constexpr bool sw_knobs_ok(const SwigluKnobs &k) {
 template <int kForm_, int kThreads_, int kTileRows_, int kTileCols_, int kRowsPerThread_,
           int kLoadHint_, int kSigmoidForm_, int kBandForm_, int kPipeline_ = 0,
           int kGroupRows_ = 0, int kColLanes_ = 0, int kSlotCols_ = 0, int kRowFromTile_ = 0,
-          int kVariant_ = 0>
+          int kVariant_ = 0, int kColRuns_ = 0>
 struct SwigluCfg {
   static constexpr SwigluKnobs kKnobs = {
       kForm_,    kThreads_,   kTileRows_, kTileCols_, kRowsPerThread_, kLoadHint_,   kSigmoidForm_,
       kBandForm_, kPipeline_, kGroupRows_, kColLanes_, kSlotCols_,     kRowFromTile_,
-      kVariant_};
+      kVariant_, kColRuns_};
 
   static constexpr int kForm = kForm_;
   static constexpr bool kGrouped = sw_grouped(kForm_);
@@ -317,6 +327,7 @@ struct SwigluCfg {
   static constexpr int kColItems = static_cast<int>(sw_col_items(kKnobs));
   static constexpr bool kRowFromTile = kRowFromTile_ != 0;
   static constexpr bool kVariant = kVariant_ != 0;
+  static constexpr bool kColRuns = kColRuns_ != 0;
   static constexpr int kRowItems = static_cast<int>(sw_row_items(kKnobs));
   static constexpr int kRowChunks = static_cast<int>(sw_row_chunks(kKnobs));
   static constexpr int kItemLanes = static_cast<int>(sw_item_lanes(kKnobs));
@@ -365,6 +376,7 @@ struct SwigluCfg {
   static_assert(sw_variant_ok(kKnobs),
                 "variant: 0, or 1 with pipeline 0, group_rows 0, row_from_tile 0 and "
                 "tile_cols / slot_cols a power of two up to 32");
+  static_assert(sw_col_runs_ok(kKnobs), "col_runs is 0, or 1 for grouped colwise and both programs");
   static_assert(sw_knobs_ok(kKnobs), "every rule above");
 };
 

@@ -401,7 +401,7 @@ using swiglu_mxfp8_params_t =
 // One manifest line -> one extern "C" kernel. The includer defines CAKE_KERNEL_NAME(sym), which
 // pastes the architecture prefix (cake_<arch>_<sym>).
 // Knobs after band_form are optional (pipeline, group_rows, col_lanes, slot_cols,
-// row_from_tile, variant; 0 when left out).
+// row_from_tile, variant, col_runs; 0 when left out).
 #ifndef CAKE_SWIGLU_PROGRAM
 #define CAKE_SWIGLU_PROGRAM(sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread,  \
                             load_hint, sigmoid_form, band_form, ...)                            \

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "mxfp8_encode.h"
+#include "swiglu_col_runs.cuh"
 #include "swiglu_mxfp8_config.h"
 #include "swiglu_mxfp8_params.h"
 #include "swiglu_quantize.cuh"
@@ -21,6 +22,43 @@ namespace mx = cake::mx;
 struct ColPieces {
   uint4 lo, hi;
 };
+
+// The E4M3 bytes of an item's two columns: column w's multiplier in the low half of k2,
+// column w+1's in the high half, so one BF16 product a word scales both columns' values.
+__device__ __forceinline__ ColPieces quantize_pieces(const uint32_t (&wv)[16], uint32_t s_lo,
+                                                     uint32_t s_hi) {
+  const uint32_t k2 = block_multiplier_bf16(s_lo) | (block_multiplier_bf16(s_hi) << 16);
+  uint32_t q_lo[4], q_hi[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float lo[4], hi[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const uint32_t v = mul_bf16x2(wv[4 * i + e], k2);
+      lo[e] = bf16_lo(v);
+      hi[e] = bf16_hi(v);
+    }
+    q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
+    q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
+  }
+  return ColPieces{make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]),
+                   make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3])};
+}
+
+// Of the lane pair of a 32-row block, h = 0 writes column o's scale byte, h = 1 column o+1's:
+// into its piece (staged scales) or straight to col_s.
+template <class Cfg>
+__device__ __forceinline__ void store_col_scale(const cake_swiglu_mxfp8_params &p, int64_t o,
+                                                int64_t mb, int h, bool dup, int w, int blk,
+                                                uint32_t s_lo, uint32_t s_hi, uint8_t *sscale) {
+  const uint8_t scale = (uint8_t)(h ? s_hi : s_lo);
+  if (Cfg::kStagedScales && sscale != nullptr) {
+    const int ro = (dup ? w - Cfg::kTileCols : w) + h;  // column within its range
+    sscale[((dup ? 32 : 0) + (ro & 31)) * Cfg::kScalePiece + (ro >> 5) * 4 + blk] = scale;
+  } else {
+    p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] = scale;
+  }
+}
 
 // pair: 0 a tile on its own, 1 the first (upper) tile of a pair (pieces kept in `held`), 2 the
 // second (pieces of both tiles stored: the upper tile's from `held`, tile_rows rows above).
@@ -68,25 +106,30 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
     store16(col - Cfg::kTileRows, held.lo);
     store16(col + ld - Cfg::kTileRows, held.hi);
   }
-  if (kk < p.K && mb < p.M) {
-    // Column w's multiplier in the low half, column w+1's in the high half: one BF16 product
-    // a word scales both columns' values.
-    const uint32_t k2 = block_multiplier_bf16(s_lo) | (block_multiplier_bf16(s_hi) << 16);
-    uint32_t q_lo[4], q_hi[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      float lo[4], hi[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const uint32_t v = mul_bf16x2(wv[4 * i + e], k2);
-        lo[e] = bf16_lo(v);
-        hi[e] = bf16_hi(v);
+  if constexpr (Cfg::kColRuns) {
+    // Every lane quantizes (a lane past K or the expert's rows stores nothing) and, unless the
+    // whole warp's pieces are whole and aligned, joins the runs' shuffle.
+    const bool in = kk < p.K && mb < p.M;
+    const ColPieces q = quantize_pieces(wv, s_lo, s_hi);
+    if (Cfg::kPairRows == 2 && pair == 1) {
+      if (in) held = q;
+    } else {
+      const int64_t valid = in ? p.M - (mb + h * 16) : 0;
+      const bool plain = valid >= 16 &&
+                         ((reinterpret_cast<uintptr_t>(col) | (uintptr_t)ld) & 15) == 0;
+      if (__all_sync(0xFFFFFFFFu, plain || !in)) {
+        if (in) {
+          store16(col, q.lo);
+          store16(col + ld, q.hi);
+        }
+      } else {
+        store_col_runs<L>(col, ld, q.lo, q.hi, valid, item % L);
       }
-      q_lo[i] = e4m3x4(lo[0], lo[1], lo[2], lo[3]);
-      q_hi[i] = e4m3x4(hi[0], hi[1], hi[2], hi[3]);
     }
-    const uint4 lo = make_uint4(q_lo[0], q_lo[1], q_lo[2], q_lo[3]);
-    const uint4 hi = make_uint4(q_hi[0], q_hi[1], q_hi[2], q_hi[3]);
+    if (in) store_col_scale<Cfg>(p, o, mb, h, dup, w, blk, s_lo, s_hi, sscale);
+  } else if (kk < p.K && mb < p.M) {
+    const ColPieces q = quantize_pieces(wv, s_lo, s_hi);
+    const uint4 lo = q.lo, hi = q.hi;
     if (Cfg::kPairRows == 2 && pair == 1) {
       held.lo = lo;
       held.hi = hi;
@@ -111,15 +154,7 @@ __device__ __forceinline__ void phase2_item(const cake_swiglu_mxfp8_params &p, i
         }
       }
     }
-    // Of the lane pair, h = 0 writes column o's scale byte, h = 1 column o+1's: into its
-    // piece (staged scales, below) or straight to col_s.
-    const uint8_t scale = (uint8_t)(h ? s_hi : s_lo);
-    if (Cfg::kStagedScales && sscale != nullptr) {
-      const int ro = (dup ? w - Cfg::kTileCols : w) + h;  // column within its range
-      sscale[((dup ? 32 : 0) + (ro & 31)) * Cfg::kScalePiece + (ro >> 5) * 4 + blk] = scale;
-    } else {
-      p.col_s[mx::swizzle_offset(o + h, mb >> 5, p.col_s_cols_padded)] = scale;
-    }
+    store_col_scale<Cfg>(p, o, mb, h, dup, w, blk, s_lo, s_hi, sscale);
   }
 }
 

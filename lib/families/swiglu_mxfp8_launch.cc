@@ -29,6 +29,7 @@ SwigluKnobs knobs_of(const cake_program_desc &prog) {
   k.slot_cols = prog.knobs[kSwSlotCols];
   k.row_from_tile = prog.knobs[kSwRowFromTile];
   k.variant = prog.knobs[kSwVariant];
+  k.col_runs = prog.knobs[kSwColRuns];
   return k;
 }
 

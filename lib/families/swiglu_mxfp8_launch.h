@@ -28,6 +28,7 @@ enum SwigluKnob {
   kSwSlotCols = 9,   // optional in a manifest line: 0 (= 16) when left out; 8: unstaged only
   kSwRowFromTile = 10,  // optional: 0 when left out; 1: both forms, unstaged
   kSwVariant = 11,      // optional: 0 when left out; 1: serves the SwiGLU variants
+  kSwColRuns = 12,      // optional: 0 when left out; 1: grouped colwise/both, aligned col_q runs
 };
 
 // The staged input ring of a program: stages x a tile's input bytes for staged programs

@@ -366,6 +366,19 @@ void test_launch(void **) {
   gpair.knobs[cake::kSwGroupRows] = -2;
   gpair.knobs[cake::kSwPipeline] = 0;  // tile pairs: staged only
   assert_false(cake::swiglu_mxfp8_program_ok(gpair));
+  // col_runs: 0, or 1 for grouped colwise and both programs (an ungrouped program's pieces are
+  // all aligned and whole; a rowwise one writes no col_q).
+  const auto runs_ok = [](int form, int tr, int tc, int runs) {
+    cake_program_desc d = program(form, 256, 2, tr, tc, 1);
+    d.knobs[cake::kSwPipeline] = 2;
+    d.knobs[cake::kSwColRuns] = runs;
+    return cake::swiglu_mxfp8_program_ok(d);
+  };
+  assert_true(runs_ok(CAKE_SWG_FWD_BOTH, 64, 64, 1) && runs_ok(CAKE_SWG_BWD_COL, 64, 64, 1));
+  assert_false(runs_ok(CAKE_SWG_FWD_BOTH, 64, 64, 2));
+  assert_false(runs_ok(CAKE_SW_FWD_BOTH, 64, 64, 1));
+  assert_true(runs_ok(CAKE_SWG_FWD_ROW, 16, 256, 0));
+  assert_false(runs_ok(CAKE_SWG_FWD_ROW, 16, 256, 1));
 
   // Staged programs (pipeline knob = stages >= 2): the input ring is dynamic shared memory,
   // stages x a tile's operands; ring + Y tile within one CTA's limit and min_ctas of them within

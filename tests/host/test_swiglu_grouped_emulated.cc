@@ -2,8 +2,8 @@
 // against the grouped host model (tests/reference/swiglu_grouped_ref.h), byte for byte over
 // whole poisoned buffers (the bytes the spec leaves unwritten must keep the poison): every
 // grouped form, the tables' grouped programs and programs covering the other knobs a grouped
-// form takes (register and staged schedules, tile rows 2..128, tile pairs, 8-column slots, rows
-// from the tile, several stages and phase-2 lanes; FP8 blockwise tile rows 4..128, load
+// form takes (register and staged schedules, tile rows 2..128, tile pairs, aligned col_q runs,
+// 8-column slots, rows from the tile, several stages and phase-2 lanes; FP8 blockwise tile rows 4..128, load
 // batches, the pipelined schedule), both scale rules, expert sizes 0, 1, 31, 33, 127, 129 and random ones,
 // token counts that leave col_q unaligned, one CTA striding over every tile and several CTAs;
 // offsets that decrease or pass T against the effective offsets, and the status word.
@@ -37,9 +37,9 @@ extern "C" {
 #include "swiglu_mxfp8_ref.h"
 
 // MXFP8: sym, form, threads, min_ctas, tile_rows, tile_cols, rows_per_thread, load_hint, sigmoid,
-// band, pipeline, group_rows[, col_lanes[, slot_cols[, row_from_tile]]]. The first six are the
-// tables' grouped programs (kernels/common/swiglu_grouped.def); the _p and _pw ones its tile-pair
-// candidates.
+// band, pipeline, group_rows[, col_lanes[, slot_cols[, row_from_tile[, variant[, col_runs]]]]].
+// The first six are the tables' grouped programs (kernels/common/swiglu_grouped.def); the _p and
+// _pw ones its tile-pair candidates, the _ru ones its aligned-run candidates.
 #define EMU_MX_PROGRAMS(X)                                                  \
   X(mg_fr, CAKE_SWG_FWD_ROW, 128, 8, 8, 256, 1, 0, 1, 3, 2, 0)             \
   X(mg_fc, CAKE_SWG_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4)          \
@@ -60,7 +60,14 @@ extern "C" {
   X(mg_fb_pw, CAKE_SWG_FWD_BOTH, 512, 1, 128, 128, 2, 0, 1, 3, 2, -2, 8)   \
   X(mg_bc_pw, CAKE_SWG_BWD_COL, 512, 1, 128, 64, 1, 0, 1, 1, 3, -2, 4)     \
   X(mg_bb_pw, CAKE_SWG_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, -2, 4)    \
-  X(mg_fb_p32, CAKE_SWG_FWD_BOTH, 64, 4, 32, 32, 1, 0, 1, 3, 2, -2)
+  X(mg_fb_p32, CAKE_SWG_FWD_BOTH, 64, 4, 32, 32, 1, 0, 1, 3, 2, -2)                    \
+  X(mg_fc_ru, CAKE_SWG_FWD_COL, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4, 0, 0, 0, 1)      \
+  X(mg_fb_ru, CAKE_SWG_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 4, 0, 0, 0, 1)     \
+  X(mg_bc_ru, CAKE_SWG_BWD_COL, 256, 3, 64, 64, 1, 0, 1, 1, 2, 0, 4, 0, 0, 0, 1)      \
+  X(mg_bb_ru, CAKE_SWG_BWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 2, 2, 0, 4, 0, 0, 0, 1)     \
+  X(mg_fb_ru2, CAKE_SWG_FWD_BOTH, 256, 3, 64, 64, 1, 0, 1, 3, 2, 0, 2, 0, 0, 0, 1)    \
+  X(mg_fc_rur, CAKE_SWG_FWD_COL, 64, 12, 32, 32, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1)     \
+  X(mg_bb_pru, CAKE_SWG_BWD_BOTH, 512, 1, 128, 64, 1, 0, 1, 2, 2, -2, 4, 0, 0, 0, 1)
 
 // FP8 blockwise: sym, form, threads, min_ctas, tile_rows, rows_per_thread, load_hint, sigmoid,
 // band, batch, pipeline, tail. The first six are the tables' grouped programs.

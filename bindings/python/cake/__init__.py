@@ -364,7 +364,9 @@ class TableProgram:
     threads: int
     min_ctas_per_sm: int
     knobs: tuple
-    knobs_ext: tuple = (0,) * 8  # knobs 8..15 (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile); zeros from a 0.1 library
+    # knobs 8..15 (swiglu_mxfp8: col_lanes, slot_cols, row_from_tile, variant, col_runs); zeros
+    # from a 0.1 library
+    knobs_ext: tuple = (0,) * 8
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3204,7 +3204,8 @@ pub struct cake_table_program {
     #[doc = "< Family knobs in manifest order (see kernels/common/program_desc.h)."]
     pub knobs: [i32; 8usize],
     #[doc = "< Knobs 8..15 in manifest order, 0 past a family's last knob"]
-    #[doc = "(swiglu_mxfp8: col_lanes, slot_cols, row_from_tile). Added in 0.2."]
+    #[doc = "(swiglu_mxfp8: col_lanes, slot_cols, row_from_tile, variant,"]
+    #[doc = "col_runs). Added in 0.2."]
     pub knobs_ext: [i32; 8usize],
 }
 #[test]
