@@ -74,17 +74,12 @@ __device__ __forceinline__ void store_run_piece(uint8_t *p, const uint4 &own, co
 template <int L>
 __device__ __forceinline__ void store_col_runs(uint8_t *col, int64_t ld, const uint4 &lo,
                                                const uint4 &hi, int64_t valid, int li) {
-  uint4 plo, phi;
-  plo.x = __shfl_up_sync(0xFFFFFFFFu, lo.x, 1, L);
-  plo.y = __shfl_up_sync(0xFFFFFFFFu, lo.y, 1, L);
-  plo.z = __shfl_up_sync(0xFFFFFFFFu, lo.z, 1, L);
-  plo.w = __shfl_up_sync(0xFFFFFFFFu, lo.w, 1, L);
-  phi.x = __shfl_up_sync(0xFFFFFFFFu, hi.x, 1, L);
-  phi.y = __shfl_up_sync(0xFFFFFFFFu, hi.y, 1, L);
-  phi.z = __shfl_up_sync(0xFFFFFFFFu, hi.z, 1, L);
-  phi.w = __shfl_up_sync(0xFFFFFFFFu, hi.w, 1, L);
-  store_run_piece<L>(col, lo, plo, valid, li);
-  store_run_piece<L>(col + ld, hi, phi, valid, li);
+  const auto before = [](const uint4 &v) {  // the lane before's v (its own in a group's first)
+    return make_uint4(__shfl_up_sync(0xFFFFFFFFu, v.x, 1, L), __shfl_up_sync(0xFFFFFFFFu, v.y, 1, L),
+                      __shfl_up_sync(0xFFFFFFFFu, v.z, 1, L), __shfl_up_sync(0xFFFFFFFFu, v.w, 1, L));
+  };
+  store_run_piece<L>(col, lo, before(lo), valid, li);
+  store_run_piece<L>(col + ld, hi, before(hi), valid, li);
 }
 
 }  // namespace swiglu

@@ -37,12 +37,14 @@ struct GroupedPairWalk {
   uint32_t units, step;
   TileWalk<Cfg> walk;
 
-  __device__ __forceinline__ GroupedPairWalk(const swg::GroupTable &t_, uint32_t tiles_k,
-                                             uint32_t step_, const uint8_t *col_q_, int64_t ld_)
+  // units: the problem's tiles (its row units x the K tiles).
+  __device__ __forceinline__ GroupedPairWalk(const swg::GroupTable &t_, uint32_t units_,
+                                             uint32_t tiles_k, uint32_t step_,
+                                             const uint8_t *col_q_, int64_t ld_)
       : t(t_),
         col_q(col_q_),
         ld(ld_),
-        units(t_.row_tiles * tiles_k),
+        units(units_),
         step(step_),
         walk(tiles_k, t_.row_tiles, step_) {}
 

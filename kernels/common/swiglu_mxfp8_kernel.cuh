@@ -87,7 +87,7 @@ template <class Cfg, class Problem>
 __device__ __forceinline__ auto staged_walk(const Problem &pb, uint32_t tiles, uint32_t tiles_k,
                                             uint32_t step) {
   if constexpr (Problem::kGrouped && Cfg::kPairRows == 2) {
-    return GroupedPairWalk<Cfg>(pb.t, tiles_k, step, pb.p.col_q, pb.p.col_ld);
+    return GroupedPairWalk<Cfg>(pb.t, tiles, tiles_k, step, pb.p.col_q, pb.p.col_ld);
   } else {
     return StagedWalk<Cfg>(tiles, tiles_k, step);
   }

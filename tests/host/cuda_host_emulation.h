@@ -212,7 +212,7 @@ inline unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int v, int l
   return r;
 }
 
-// Indexed and up shuffles of a float (the normgate variant programs' group sums): every lane of
+// The indexed shuffle of a float (the normgate variant programs' group sums): every lane of
 // the warp takes part, as on the device with a full mask.
 inline float __shfl_sync(unsigned int /*mask*/, float v, int src_lane) {
   cake_emu::Cta *c = cake_emu::cta();
@@ -223,40 +223,28 @@ inline float __shfl_sync(unsigned int /*mask*/, float v, int src_lane) {
   c->warps[warp]->wait();
   return cake_emu::f32(r);
 }
-inline float __shfl_up_sync(unsigned int /*mask*/, float v, unsigned int delta) {
-  cake_emu::Cta *c = cake_emu::cta();
-  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
-  c->slots[t] = cake_emu::u32(v);
-  c->warps[warp]->wait();
-  const unsigned r = c->slots[(t & ~31u) | (lane >= delta ? lane - delta : lane)];
-  c->warps[warp]->wait();
-  return cake_emu::f32(r);
-}
-
-// The integer up shuffle (the grouped SwiGLU programs' scans of the experts).
-inline int __shfl_up_sync(unsigned int /*mask*/, int v, unsigned int delta) {
-  cake_emu::Cta *c = cake_emu::cta();
-  const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
-  c->slots[t] = (uint32_t)v;
-  c->warps[warp]->wait();
-  const unsigned r = c->slots[(t & ~31u) | (lane >= delta ? lane - delta : lane)];
-  c->warps[warp]->wait();
-  return (int)r;
-}
-
-// The unsigned up shuffle within segments of `width` lanes, and the funnel shift (the grouped
-// SwiGLU programs' col_q runs, swiglu_col_runs.cuh).
+// The up shuffle within segments of `width` lanes (a lane in a segment's first `delta` keeps its
+// own value): unsigned (the grouped SwiGLU programs' col_q runs, swiglu_col_runs.cuh), and over
+// the whole warp for a float (the normgate variant programs' group sums) and an int (the grouped
+// SwiGLU programs' scans of the experts).
 inline unsigned int __shfl_up_sync(unsigned int /*mask*/, unsigned int v, unsigned int delta,
                                    int width) {
   cake_emu::Cta *c = cake_emu::cta();
   const unsigned t = threadIdx.x, warp = t / 32, lane = t & 31u;
-  const unsigned in_seg = lane % (unsigned)width;
   c->slots[t] = v;
   c->warps[warp]->wait();
-  const unsigned r = c->slots[(t & ~31u) | (in_seg >= delta ? lane - delta : lane)];
+  const unsigned r = c->slots[(t & ~31u) | (lane % (unsigned)width >= delta ? lane - delta : lane)];
   c->warps[warp]->wait();
   return r;
 }
+inline float __shfl_up_sync(unsigned int mask, float v, unsigned int delta) {
+  return cake_emu::f32(__shfl_up_sync(mask, cake_emu::u32(v), delta, 32));
+}
+inline int __shfl_up_sync(unsigned int mask, int v, unsigned int delta) {
+  return (int)__shfl_up_sync(mask, (unsigned int)v, delta, 32);
+}
+
+// The funnel shift (the grouped SwiGLU programs' col_q runs, swiglu_col_runs.cuh).
 inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
   const unsigned s = shift & 31u;
   return s == 0 ? lo : (lo >> s) | (hi << (32u - s));
